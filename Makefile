@@ -1,0 +1,50 @@
+# Entry points for people and CI. `make demo` and `make test` do all set-up on a fresh Debian
+# machine (they install the Debian packages gpuplan builds with, when run as root).
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+DEB_PACKAGES = g++ cmake make python3 libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev \
+               libgtest-dev libbenchmark-dev clang
+
+.PHONY: deps build demo test asan fuzz bench clean
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" -ne 0 ]; then echo "run as root, or: sudo apt-get install$$missing"; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(BUILD)/Makefile: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/gpuplan memory --model llama-3.1-8b --task qlora --recompute full --gpu rtx-4090
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# ASan + UBSan build of the same tests (CI runs it too).
+asan: deps
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_BENCH=OFF
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer targets for each parser of outside files, each run briefly from the seed corpus.
+FUZZ_SECONDS ?= 20
+fuzz: deps
+	CXX=clang++ cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_config_json fuzz_safetensors fuzz_gguf
+	for t in config_json safetensors gguf; do \
+	  mkdir -p $(BUILD)-fuzz/corpus-$$t && cp fuzz/corpus/$$t/* $(BUILD)-fuzz/corpus-$$t/ && \
+	  ./$(BUILD)-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)-fuzz/corpus-$$t || exit 1; \
+	done
+
+bench: build
+	for b in $(BUILD)/bench_*; do [ -x $$b ] && $$b; done
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz

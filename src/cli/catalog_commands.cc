@@ -1,0 +1,111 @@
+// `gpuplan gpus` and `gpuplan models`: what the catalogs hold.
+#include <fmt/format.h>
+
+#include "cli/common.h"
+#include "model/presets.h"
+#include "report/json_report.h"
+#include "report/table.h"
+#include "util/units.h"
+
+namespace gpuplan::cli {
+
+namespace {
+
+struct GpusFlags {
+  std::string tier;
+  double min_memory_gb = 0;
+  bool json = false;
+};
+
+int run_gpus(Context& ctx, const GpusFlags& f) {
+  if (!f.tier.empty() && f.tier != "datacenter" && f.tier != "workstation" && f.tier != "consumer")
+    return fail(make_error("--tier", "must be datacenter, workstation or consumer, not '" + f.tier + "'"));
+  if (f.min_memory_gb < 0) return fail(make_error("--min-memory", "must not be negative"));
+  auto catalog = ctx.catalog();
+  if (!catalog) return fail(catalog.error());
+  auto prices = ctx.prices();
+  if (!prices) return fail(prices.error());
+  std::vector<const Gpu*> shown;
+  for (const auto& g : (*catalog)->gpus())
+    if ((f.tier.empty() || to_string(g.tier) == f.tier) && g.memory_bytes / 1e9 >= f.min_memory_gb)
+      shown.push_back(&g);
+  if (f.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const Gpu* g : shown) {
+      nlohmann::json j = to_json(*g);
+      const GpuPrice* p = (*prices)->find(g->id);
+      j["purchase_usd"] = p && p->purchase_usd ? nlohmann::json(*p->purchase_usd) : nlohmann::json(nullptr);
+      nlohmann::json cloud = nlohmann::json::array();
+      if (p)
+        for (const auto& c : p->cloud)
+          cloud.push_back({{"provider", c.provider}, {"usd_per_gpu_hour", c.usd_per_gpu_hour},
+                           {"basis", c.basis}, {"date", c.date}});
+      j["cloud"] = cloud;
+      arr.push_back(j);
+    }
+    fmt::print("{}\n", arr.dump(2));
+    return 0;
+  }
+  TextTable t({"id", "name", "tier", "memory", "bandwidth", "bf16/fp16", "fp8", "TDP", "link", "cloud $/h", "buy"});
+  t.align_right({3, 4, 5, 6, 7, 8, 9, 10});
+  for (const Gpu* g : shown) {
+    const GpuPrice* p = (*prices)->find(g->id);
+    const auto cloud = p ? p->cheapest_cloud() : std::nullopt;
+    const double half = g->bf16_flops > 0 ? g->bf16_flops : g->fp16_flops;
+    t.add_row({g->id, g->name, to_string(g->tier),
+               fmt::format("{:.0f} GB {}", g->memory_bytes / 1e9, g->memory_type),
+               fmt::format("{:.0f} GB/s", g->memory_bw_Bps / 1e9),
+               fmt::format("{:.0f} TF", half / 1e12),
+               g->fp8_flops > 0 ? fmt::format("{:.0f} TF", g->fp8_flops / 1e12) : "-",
+               fmt::format("{:.0f} W", g->tdp_w),
+               g->has_nvlink() ? fmt::format("{:.0f} GB/s", g->interconnect_Bps / 1e9) : "PCIe only",
+               cloud ? fmt::format("{:.2f}", cloud->usd_per_gpu_hour) : "-",
+               p && p->purchase_usd ? format_usd(*p->purchase_usd) : "-"});
+  }
+  fmt::print("{}", t.render());
+  fmt::print("Dense tensor peaks (no sparsity); bf16/fp16 with FP32 accumulate. Sources: `gpuplan gpus --json`.\n");
+  return 0;
+}
+
+int run_models(bool json) {
+  const auto& presets = Presets::builtin();
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& m : presets.models()) arr.push_back(to_json(m));
+    fmt::print("{}\n", arr.dump(2));
+    return 0;
+  }
+  TextTable t({"id", "name", "parameters", "layers", "hidden", "heads/kv", "vocab", "context"});
+  t.align_right({2, 3, 4, 5, 6, 7});
+  for (const auto& m : presets.models())
+    t.add_row({m.id, m.name, format_count(static_cast<double>(m.total_parameters())),
+               std::to_string(m.layers), std::to_string(m.hidden),
+               fmt::format("{}/{}", m.heads, m.kv_heads), std::to_string(m.vocab),
+               std::to_string(m.max_position)});
+  fmt::print("{}", t.render());
+  fmt::print("Any Hugging Face config.json, model directory (with safetensors) or .gguf file works as --model too.\n");
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Command> catalog_commands() {
+  return {
+      {"gpus", "List the GPUs in the catalog with specs and prices",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto f = std::make_shared<GpusFlags>();
+         sub.add_option("--tier", f->tier, "datacenter, workstation or consumer");
+         sub.add_option("--min-memory", f->min_memory_gb, "only GPUs with at least this many GB");
+         sub.add_flag("--json", f->json, "JSON output");
+         sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_gpus(ctx, *f); }; });
+       }},
+      {"models", "List the built-in model presets with parameter counts",
+       [](CLI::App& sub, Context&, std::function<int()>& run) {
+         auto json = std::make_shared<bool>(false);
+         sub.add_flag("--json", *json, "JSON output");
+         sub.callback([&run, json] { run = [json] { return run_models(*json); }; });
+       }},
+  };
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,53 @@
+// What every gpuplan subcommand shares: the data files (built-in or overridden by flags), the
+// --json switch, and the one way errors leave the program (one line on stderr, exit code 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "hardware/catalog.h"
+#include "hardware/efficiency.h"
+#include "hardware/prices.h"
+#include "util/status.h"
+
+namespace gpuplan::cli {
+
+inline constexpr int kExitUsage = 2;
+
+struct DataFlags {
+  std::string catalog_path, prices_path, calibration_path;
+};
+
+// The data a command works from; loaded on first use.
+class Context {
+ public:
+  explicit Context(const DataFlags& f) : flags_(f) {}
+  Result<const Catalog*> catalog();
+  Result<const PriceBook*> prices();
+  Result<const EfficiencyTable*> efficiency();
+
+ private:
+  const DataFlags& flags_;
+  std::optional<Catalog> catalog_;
+  std::optional<PriceBook> prices_;
+  std::optional<EfficiencyTable> efficiency_;
+};
+
+// Prints "gpuplan: error: <field>: <message>" and returns the usage exit code.
+int fail(const Error& e);
+
+// A subcommand: its name, one-line help, and how it adds itself to the parser. `run` is set by
+// `setup` and called after parsing.
+struct Command {
+  const char* name;
+  const char* help;
+  std::function<void(CLI::App& sub, Context& ctx, std::function<int()>& run)> setup;
+};
+
+std::vector<Command> catalog_commands();  // gpus, models
+std::vector<Command> memory_commands();   // memory
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,75 @@
+#include "cli/workload_flags.h"
+
+#include <fmt/format.h>
+
+#include "model/resolve.h"
+#include "util/suggest.h"
+
+namespace gpuplan::cli {
+
+void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
+  sub.add_option("--model", f.model, "preset id, config.json, model directory, .safetensors or .gguf")->required();
+  sub.add_option("--task", f.task, "pretrain, full, lora, qlora or infer")->capture_default_str();
+  sub.add_option("--precision", f.precision, "fp32, tf32, bf16, fp16, fp8, int8, int4 (infer) or nf4")->capture_default_str();
+  sub.add_option("--optimizer", f.optimizer, "adamw, adamw8bit, sgd, adafactor or lion")->capture_default_str();
+  sub.add_option("--batch", f.batch, "micro-batch per GPU (infer: concurrent sequences)")->capture_default_str();
+  sub.add_option("--seq", f.seq, "tokens per sequence (default: 2048, or the model's context if shorter)");
+  sub.add_option("--recompute", f.recompute, "activation recomputation: none, selective or full")->capture_default_str();
+  sub.add_option("--grad-accum", f.grad_accum, "micro-batches per optimizer step")->capture_default_str();
+  sub.add_option("--flash-attention", f.flash, "on or off")->capture_default_str();
+  sub.add_option("--gpus", f.gpus, "GPUs in the job")->capture_default_str();
+  sub.add_option("--zero", f.zero, "ZeRO stage 0-3 (3 = FSDP full shard)")->capture_default_str();
+  sub.add_option("--tp", f.tp, "tensor-parallel degree")->capture_default_str();
+  sub.add_option("--pp", f.pp, "pipeline-parallel stages")->capture_default_str();
+  sub.add_option("--virtual-stages", f.virtual_stages, "interleaved pipeline chunks per GPU")->capture_default_str();
+  sub.add_option("--lora-rank", f.lora_rank, "LoRA rank on every linear layer")->capture_default_str();
+  sub.add_option("--kv-precision", f.kv_precision, "KV cache precision (default: the activation precision)");
+  sub.add_flag("--offload-optimizer", f.offload_optimizer, "keep optimizer states in CPU memory");
+  sub.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "tensor parallel without sequence parallelism");
+}
+
+Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
+  auto model = resolve_model(f.model);
+  if (!model) return model.error();
+  Workload w;
+  auto task = parse_task(f.task);
+  if (!task) return make_error("--task", "unknown task '" + f.task + "'" + did_you_mean(f.task, {"pretrain", "full", "lora", "qlora", "infer"}));
+  w.task = *task;
+  auto p = parse_precision(f.precision);
+  if (!p) return make_error("--precision", "unknown precision '" + f.precision + "'" + did_you_mean(f.precision, precision_names()));
+  w.precision = *p;
+  auto o = parse_optimizer(f.optimizer);
+  if (!o) return make_error("--optimizer", "unknown optimizer '" + f.optimizer + "'" + did_you_mean(f.optimizer, {"adamw", "adamw8bit", "sgd", "adafactor", "lion"}));
+  w.optimizer = *o;
+  auto r = parse_recompute(f.recompute);
+  if (!r) return make_error("--recompute", "must be none, selective or full, not '" + f.recompute + "'");
+  w.recompute = *r;
+  if (f.flash != "on" && f.flash != "off") return make_error("--flash-attention", "must be on or off, not '" + f.flash + "'");
+  w.flash_attention = f.flash == "on";
+  if (!f.kv_precision.empty()) {
+    auto kv = parse_precision(f.kv_precision);
+    if (!kv || *kv == Precision::int4 || *kv == Precision::nf4 || *kv == Precision::tf32)
+      return make_error("--kv-precision", "must be fp32, bf16, fp16, fp8 or int8, not '" + f.kv_precision + "'");
+    w.kv_precision = *kv;
+  }
+  w.micro_batch = f.batch;
+  w.seq = f.seq != 0 ? f.seq : (model->max_position > 0 ? std::min<int64_t>(2048, model->max_position) : 2048);
+  w.grad_accum = f.grad_accum;
+  w.lora_rank = f.lora_rank;
+  w.offload_optimizer = f.offload_optimizer;
+  if (f.gpus <= 0) return make_error("--gpus", fmt::format("must be at least 1, got {}", f.gpus));
+  if (f.tp <= 0) return make_error("--tp", fmt::format("must be at least 1, got {}", f.tp));
+  if (f.pp <= 0) return make_error("--pp", fmt::format("must be at least 1, got {}", f.pp));
+  if (f.gpus % (f.tp * f.pp) != 0)
+    return make_error("--gpus", fmt::format("{} is not a multiple of tp x pp = {}", f.gpus, f.tp * f.pp));
+  w.par.tp = f.tp;
+  w.par.pp = f.pp;
+  w.par.dp = f.gpus / (f.tp * f.pp);
+  w.par.zero = f.zero;
+  w.par.virtual_stages = f.virtual_stages;
+  w.par.sequence_parallel = !f.no_sequence_parallel;
+  if (auto s = w.validate(*model)) return *s;
+  return std::pair{std::move(model).value(), w};
+}
+
+}  // namespace gpuplan::cli

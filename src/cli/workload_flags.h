@@ -1,0 +1,30 @@
+// The flags that describe a workload (task, precision, batch, parallelism, ...), shared by the
+// commands that take one, and their conversion into a checked Workload.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "model/model.h"
+#include "util/status.h"
+#include "workload/workload.h"
+
+namespace gpuplan::cli {
+
+struct WorkloadFlags {
+  std::string model;
+  std::string task = "full", precision = "bf16", optimizer = "adamw", recompute = "none";
+  std::string flash = "on", kv_precision;
+  int64_t batch = 1, seq = 0, grad_accum = 1, lora_rank = 16;
+  int64_t gpus = 1, tp = 1, pp = 1, virtual_stages = 1;
+  int zero = 0;
+  bool offload_optimizer = false, no_sequence_parallel = false;
+};
+
+void add_workload_flags(CLI::App& sub, WorkloadFlags& f);
+
+// Resolves --model and checks every flag; errors name the flag.
+Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f);
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,196 @@
+#include "hardware/catalog.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "data/embedded.h"
+#include "data/toml_document.h"
+#include "util/suggest.h"
+
+namespace gpuplan {
+
+std::string to_string(Tier t) {
+  switch (t) {
+    case Tier::datacenter: return "datacenter";
+    case Tier::workstation: return "workstation";
+    case Tier::consumer: return "consumer";
+  }
+  return "?";
+}
+
+double Gpu::peak_matmul_flops(Precision p) const {
+  switch (p) {
+    case Precision::fp32: return fp32_flops;
+    case Precision::tf32: return tf32_flops > 0 ? tf32_flops : fp32_flops;
+    case Precision::fp16: return fp16_flops;
+    case Precision::bf16: return bf16_flops;
+    case Precision::fp8: return fp8_flops;
+    case Precision::int8: return int8_ops;
+    case Precision::int4:
+    case Precision::nf4: return peak_matmul_flops(compute_precision(p));
+  }
+  return 0;
+}
+
+double Gpu::pcie_Bps() const {
+  // Per-direction x16 bandwidth by generation, after 128b/130b encoding (PCI-SIG specifications).
+  switch (pcie_gen) {
+    case 3: return 15.75e9;
+    case 4: return 31.5e9;
+    case 5: return 63.0e9;
+    case 6: return 121.0e9;
+    default: return 15.75e9;
+  }
+}
+
+namespace {
+
+Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
+  TomlFields f(t, where);
+  if (auto s = f.only_keys({"id", "vendor", "name", "tier", "architecture", "compute_capability",
+                            "form_factor", "memory_gb", "memory_type", "memory_bandwidth_gbps",
+                            "fp64_tflops", "fp32_tflops", "tf32_tflops", "fp16_tflops",
+                            "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
+                            "fp16_acc16_tflops", "tdp_w", "interconnect", "interconnect_gbps",
+                            "pcie_gen", "launch_year", "confidence", "source", "source_date",
+                            "notes"}))
+    return *s;
+  Gpu g;
+#define GP_STR(member, key)            \
+  {                                    \
+    auto r = f.string(key);            \
+    if (!r) return r.error();          \
+    g.member = *r;                     \
+  }
+#define GP_OPT_STR(member, key)        \
+  {                                    \
+    auto r = f.optional_string(key);   \
+    if (!r) return r.error();          \
+    g.member = r->value_or("");        \
+  }
+  GP_STR(id, "id");
+  GP_STR(vendor, "vendor");
+  GP_STR(name, "name");
+  GP_STR(architecture, "architecture");
+  GP_OPT_STR(compute_capability, "compute_capability");
+  GP_OPT_STR(form_factor, "form_factor");
+  GP_OPT_STR(memory_type, "memory_type");
+  GP_OPT_STR(interconnect, "interconnect");
+  GP_OPT_STR(confidence, "confidence");
+  GP_STR(source, "source");
+  GP_STR(source_date, "source_date");
+  GP_OPT_STR(notes, "notes");
+#undef GP_STR
+#undef GP_OPT_STR
+  auto tier = f.string("tier");
+  if (!tier) return tier.error();
+  if (*tier == "datacenter") g.tier = Tier::datacenter;
+  else if (*tier == "workstation") g.tier = Tier::workstation;
+  else if (*tier == "consumer") g.tier = Tier::consumer;
+  else return make_error(f.field("tier"), "must be datacenter, workstation or consumer, not '" + *tier + "'");
+
+  struct Num {
+    const char* key;
+    double* out;
+    double scale;
+    bool required;
+  };
+  double memory_gb = 0, bw_gbps = 0, ic_gbps = 0, pcie = 0, year = 0;
+  const Num nums[] = {
+      {"memory_gb", &memory_gb, 1, true},
+      {"memory_bandwidth_gbps", &bw_gbps, 1, true},
+      {"fp64_tflops", &g.fp64_flops, 1e12, false},
+      {"fp32_tflops", &g.fp32_flops, 1e12, false},
+      {"tf32_tflops", &g.tf32_flops, 1e12, false},
+      {"fp16_tflops", &g.fp16_flops, 1e12, false},
+      {"bf16_tflops", &g.bf16_flops, 1e12, false},
+      {"fp8_tflops", &g.fp8_flops, 1e12, false},
+      {"int8_tops", &g.int8_ops, 1e12, false},
+      {"fp4_tflops", &g.fp4_flops, 1e12, false},
+      {"fp16_acc16_tflops", &g.fp16_acc16_flops, 1e12, false},
+      {"tdp_w", &g.tdp_w, 1, true},
+      {"interconnect_gbps", &ic_gbps, 1, false},
+      {"pcie_gen", &pcie, 1, false},
+      {"launch_year", &year, 1, false},
+  };
+  for (const auto& n : nums) {
+    auto r = f.optional_number(n.key);
+    if (!r) return r.error();
+    if (!r->has_value()) {
+      if (n.required) return make_error(f.field(n.key), "is required");
+      continue;
+    }
+    if (**r < 0) return make_error(f.field(n.key), "must not be negative");
+    *n.out = **r * n.scale;
+  }
+  if (memory_gb <= 0) return make_error(f.field("memory_gb"), "must be positive");
+  if (bw_gbps <= 0) return make_error(f.field("memory_bandwidth_gbps"), "must be positive");
+  g.memory_bytes = memory_gb * 1e9;
+  g.memory_bw_Bps = bw_gbps * 1e9;
+  g.interconnect_Bps = ic_gbps * 1e9;
+  g.pcie_gen = static_cast<int>(pcie);
+  g.launch_year = static_cast<int>(year);
+  if (g.fp16_flops <= 0 && g.bf16_flops <= 0)
+    return make_error(f.field("fp16_tflops"), "a GPU needs at least an fp16 or bf16 tensor rate");
+  return g;
+}
+
+}  // namespace
+
+Result<Catalog> Catalog::from_table(const toml::table& doc, const std::string& origin) {
+  const toml::array* rows = doc.get_as<toml::array>("gpu");
+  if (!rows || rows->empty()) return make_error(origin, "no [[gpu]] entries");
+  Catalog c;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const toml::table* t = rows->get(i)->as_table();
+    const std::string where = fmt::format("{}: gpu[{}]", origin, i);
+    if (!t) return make_error(where, "must be a table");
+    auto g = parse_gpu(*t, where);
+    if (!g) return g.error();
+    for (const auto& other : c.gpus_)
+      if (other.id == g->id) return make_error(where + ".id", "duplicate id '" + g->id + "'");
+    c.gpus_.push_back(std::move(g).value());
+  }
+  return c;
+}
+
+Result<Catalog> Catalog::from_toml(std::string_view text, const std::string& origin) {
+  auto doc = parse_toml(text, origin);
+  if (!doc) return doc.error();
+  return from_table(*doc, origin);
+}
+
+Result<Catalog> Catalog::from_file(const std::string& path) {
+  auto doc = parse_toml_file(path);
+  if (!doc) return doc.error();
+  return from_table(*doc, path);
+}
+
+const Catalog& Catalog::builtin() {
+  static const Catalog c = [] {
+    auto r = from_toml(data::embedded_file("gpus.toml"), "built-in gpus.toml");
+    if (!r) {
+      // The built-in file is tested in CI; reaching this is a build defect, not a user error.
+      fmt::print(stderr, "gpuplan: internal error: {}\n", r.error().to_string());
+      std::abort();
+    }
+    return std::move(r).value();
+  }();
+  return c;
+}
+
+Result<Gpu> Catalog::find(const std::string& id, const std::string& field) const {
+  for (const auto& g : gpus_)
+    if (g.id == id) return g;
+  return make_error(field, "unknown GPU '" + id + "'" + did_you_mean(id, ids()) +
+                               "; `gpuplan gpus` lists them");
+}
+
+std::vector<std::string> Catalog::ids() const {
+  std::vector<std::string> out;
+  for (const auto& g : gpus_) out.push_back(g.id);
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,113 @@
+#include "hardware/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include "hardware/efficiency.h"
+#include "hardware/prices.h"
+
+namespace gpuplan {
+
+// The ids the issue tracker names; scripts depend on them.
+const char* kRequiredIds[] = {"b200", "h200-sxm", "h100-sxm", "h100-pcie", "h100-nvl", "a100-80gb-sxm",
+                              "a100-40gb-sxm", "a100-80gb-pcie", "l40s", "l4", "a10", "v100-32gb", "t4",
+                              "rtx-pro-6000", "rtx-6000-ada", "rtx-a6000", "rtx-5090", "rtx-4090",
+                              "rtx-3090", "rtx-3060-12gb", "mi300x", "mi325x", "gaudi3"};
+
+TEST(Catalog, HoldsEveryRequiredGpuWithSourceAndDate) {
+  const Catalog& c = Catalog::builtin();
+  for (const char* id : kRequiredIds) {
+    auto g = c.find(id);
+    ASSERT_TRUE(g.ok()) << id;
+    EXPECT_FALSE(g->source.empty()) << id;
+    EXPECT_FALSE(g->source_date.empty()) << id;
+    EXPECT_GT(g->memory_bytes, 0) << id;
+    EXPECT_GT(g->memory_bw_Bps, 0) << id;
+  }
+}
+
+TEST(Catalog, StoresDenseNotSparsePeaks) {
+  // H100 SXM datasheet: 1,979 TFLOPS FP16 "with sparsity"; dense is half, 989.5.
+  EXPECT_DOUBLE_EQ(Catalog::builtin().find("h100-sxm")->bf16_flops, 989.5e12);
+  // MI300X: AMD's 2,614.9 TFLOPS FP16 is with sparsity; dense 1,307.4.
+  EXPECT_DOUBLE_EQ(Catalog::builtin().find("mi300x")->fp16_flops, 1307.4e12);
+}
+
+TEST(Catalog, GeforceFp32AccumulateIsHalfTheFp16AccumulateRate) {
+  // NVIDIA Ada whitepaper: RTX 4090 165.2 (FP32 acc) vs 330.3 (FP16 acc) dense TFLOPS.
+  for (const char* id : {"rtx-4090", "rtx-3090", "rtx-5090", "rtx-3060-12gb"}) {
+    const Gpu g = *Catalog::builtin().find(id);
+    EXPECT_NEAR(g.fp16_acc16_flops / g.fp16_flops, 2.0, 0.01) << id;
+  }
+}
+
+TEST(Catalog, VoltaAndTuringHaveNoBf16) {
+  EXPECT_EQ(Catalog::builtin().find("v100-32gb")->peak_matmul_flops(Precision::bf16), 0);
+  EXPECT_EQ(Catalog::builtin().find("t4")->peak_matmul_flops(Precision::bf16), 0);
+  EXPECT_GT(Catalog::builtin().find("t4")->peak_matmul_flops(Precision::fp16), 0);
+}
+
+TEST(Catalog, UnknownGpuSuggestsTheNearestIds) {
+  auto r = Catalog::builtin().find("h100-smx");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("h100-sxm"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().field, "--gpu");
+}
+
+TEST(Catalog, RejectsAMalformedUserFile) {
+  auto r = Catalog::from_toml("[[gpu]]\nid = \"x\"\nmemory_gb = \"lots\"\n", "mine.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().field.find("mine.toml"), std::string::npos);
+  auto bad_syntax = Catalog::from_toml("[[gpu]\n", "mine.toml");
+  ASSERT_FALSE(bad_syntax.ok());
+  EXPECT_NE(bad_syntax.error().message.find("malformed TOML"), std::string::npos);
+}
+
+TEST(Catalog, RejectsUnknownKeysSoTyposSurface) {
+  auto r = Catalog::from_toml(
+      "[[gpu]]\nid='x'\nvendor='v'\nname='n'\ntier='consumer'\narchitecture='ada'\nsource='s'\n"
+      "source_date='d'\nmemory_gb=8\nmemory_bandwidth_gbps=100\nfp16_tflops=10\ntdp_w=100\nmemroy_type='x'\n",
+      "mine.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().field.find("memroy_type"), std::string::npos);
+}
+
+TEST(Prices, EveryPriceNamesACatalogGpuAndIsDated) {
+  const Catalog& c = Catalog::builtin();
+  for (const auto& p : PriceBook::builtin().prices()) {
+    EXPECT_TRUE(c.find(p.gpu).ok()) << p.gpu;
+    for (const auto& q : p.cloud) EXPECT_FALSE(q.date.empty()) << p.gpu;
+  }
+  // Datacenter parts most teams rent have quotes from at least two providers.
+  for (const char* id : {"h100-sxm", "h200-sxm", "a100-80gb-sxm", "l40s", "l4"})
+    EXPECT_GE(PriceBook::builtin().find(id)->cloud.size(), 2u) << id;
+}
+
+TEST(Efficiency, GpuOverridesArchitectureOverridesDefault) {
+  const EfficiencyTable& t = EfficiencyTable::builtin();
+  const Gpu h200 = *Catalog::builtin().find("h200-sxm");
+  const Gpu h100 = *Catalog::builtin().find("h100-sxm");
+  EXPECT_DOUBLE_EQ(t.for_gpu(h200).memory_max_fraction, 0.78);
+  EXPECT_DOUBLE_EQ(t.for_gpu(h100).memory_max_fraction, 0.85);
+  EXPECT_DOUBLE_EQ(t.for_gpu(h100).matmul_max_fraction, 0.803);
+}
+
+TEST(Efficiency, SmallGemmsRunFarBelowPeak) {
+  const Efficiency e = EfficiencyTable::builtin().for_gpu(*Catalog::builtin().find("a100-80gb-sxm"));
+  // LLMCompass A100 sweep: 17 GFLOP at 59% of peak, 4,948 GFLOP at 93%.
+  EXPECT_LT(e.matmul_fraction(17e9), 0.65);
+  EXPECT_GT(e.matmul_fraction(4948e9), 0.85);
+  EXPECT_LT(e.matmul_fraction(1e6), 0.01);
+}
+
+TEST(Efficiency, CalibrationOverridesKeyByKey) {
+  auto cal = EfficiencyTable::from_toml("[gpu.h100-sxm]\nmatmul_max_fraction = 0.5\n", "cal.toml");
+  ASSERT_TRUE(cal.ok());
+  const Gpu h100 = *Catalog::builtin().find("h100-sxm");
+  const Efficiency e = EfficiencyTable::builtin().with_overrides(*cal).for_gpu(h100);
+  EXPECT_DOUBLE_EQ(e.matmul_max_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(e.memory_max_fraction, 0.85);  // untouched keys keep the built-in value
+  EXPECT_FALSE(EfficiencyTable::from_toml("[gpu.h100-sxm]\nmatmul_max_fraction = 3\n", "c").ok());
+  EXPECT_FALSE(EfficiencyTable::from_toml("[bogus]\n", "c").ok());
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,52 @@
+// Achievable fractions of datasheet peaks and per-GPU runtime overheads, resolved for one GPU.
+// Values come from data/efficiency.toml ([gpu.<id>] over [architecture.<arch>] over [default]);
+// a calibration file in the same layout, such as `gpuplan bench` writes, overrides them.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "hardware/gpu.h"
+#include "util/status.h"
+
+namespace gpuplan {
+
+struct Efficiency {
+  double matmul_max_fraction = 0.8;
+  double memory_max_fraction = 0.85;
+  double vector_memory_fraction = 0.7;
+  double kernel_overhead_s = 4e-6;
+  double cuda_context_bytes = 500 * 1024.0 * 1024.0;
+  double workspace_bytes = 64 * 1024.0 * 1024.0;
+  double allocator_fraction = 0.12;
+  double comm_buffers_bytes = 400 * 1024.0 * 1024.0;
+  double nvlink_fraction = 0.74;
+  double pcie_fraction = 0.7;
+  double network_fraction = 0.9;
+  double collective_latency_s = 2e-5;
+  // (GFLOP, relative efficiency) points, ascending in GFLOP.
+  std::vector<std::pair<double, double>> matmul_size_curve;
+
+  // Fraction of the datasheet matmul peak that one GEMM of `flops` reaches.
+  double matmul_fraction(double flops) const;
+};
+
+class EfficiencyTable {
+ public:
+  static Result<EfficiencyTable> from_toml(std::string_view text, const std::string& origin);
+  static Result<EfficiencyTable> from_file(const std::string& path);
+  static const EfficiencyTable& builtin();
+
+  // `overrides` (a calibration) wins over this table, key by key.
+  EfficiencyTable with_overrides(const EfficiencyTable& overrides) const;
+  Efficiency for_gpu(const Gpu& gpu) const;
+
+ private:
+  static Result<EfficiencyTable> from_table(toml::table doc, const std::string& origin);
+  toml::table doc_;
+};
+
+}  // namespace gpuplan

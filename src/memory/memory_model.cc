@@ -1,0 +1,258 @@
+#include "memory/memory_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/units.h"
+
+namespace gpuplan {
+
+namespace {
+
+double ceil_div(double a, double b) { return std::ceil(a / b); }
+
+// Bytes saved for backward by one transformer layer, per GPU (Korthikanti et al. 2022, "Reducing
+// Activation Recomputation in Large Transformer Models", section 4, generalised to GQA, GLU MLPs,
+// MoE and dropout-free models). Their dense GPT layer comes out as sbh(34 + 5as/h) with 16-bit
+// activations, sbh(10 + 24/t + 5as/(ht)) under tensor parallelism, and 34sbh/t with sequence
+// parallelism and selective recompute.
+struct LayerActivations {
+  double stored;  // kept from forward to backward
+  double core;    // attention scores (softmax, dropout): the part selective recompute drops
+};
+
+LayerActivations layer_activations(const ModelSpec& m, const Workload& w, bool flash) {
+  const double t = static_cast<double>(w.par.tp);
+  const bool sp = w.par.sequence_parallel && w.par.tp > 1;
+  const double rep = sp ? 1.0 / t : 1.0;  // tensors replicated across TP ranks unless SP splits them
+  const double B = bytes_per_value(w.activation_precision());
+  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch);
+  const double h = m.hidden, qd = m.q_dim(), kvd = m.kv_dim(), f = m.intermediate;
+  // Elements per token.
+  double attn = h * rep                 // norm input
+                + h * rep               // QKV projection input
+                + (qd + kvd) / t        // Q and K for QK^T
+                + kvd / t               // V
+                + qd / t;               // output projection input
+  const double mlp_per_expert = (m.traits.glu ? 4.0 : 2.0) * f / t;  // GLU: gate, act, up, product
+  double mlp = h * rep + h * rep;  // norm input, first projection input
+  if (m.is_moe()) {
+    mlp += m.experts_per_token * (mlp_per_expert + h / t);  // routed copies of the input
+    mlp += m.experts / t;                                   // router logits
+  } else {
+    mlp += mlp_per_expert;
+  }
+  const double extra_norms = (m.traits.norms_per_layer - 2) * h * rep;
+  double bytes = (attn + mlp + extra_norms) * B;
+  if (m.traits.dropout) bytes += 2 * h * rep;  // two 1-byte dropout masks
+  double core = 0;
+  const double heads = m.heads / t;
+  if (flash) {
+    bytes += heads * 4.0;  // log-sum-exp per head, fp32
+  } else {
+    // Softmax output; with dropout also its mask (1 byte) and output: a*s per token.
+    const double per = m.traits.dropout ? 2 * B + 1 : B;
+    core = heads * static_cast<double>(w.seq) * per;
+  }
+  return {bytes * tokens, core * tokens};
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Efficiency& eff) {
+  MemoryEstimate e;
+  const ParameterCounts pc = m.parameters();
+  e.parameters = pc.total();
+  const double t = static_cast<double>(w.par.tp), pp = static_cast<double>(w.par.pp),
+               dp = static_cast<double>(w.par.dp);
+  const double L = static_cast<double>(m.layers);
+  const double stage_layers = ceil_div(L, pp);
+  auto add = [&](const char* group, std::string name, double bytes, std::string formula) {
+    if (bytes <= 0) return;
+    e.terms.push_back({group, std::move(name), bytes, std::move(formula)});
+  };
+
+  // ---- Weights -------------------------------------------------------------------------------
+  // Quantised formats cover the block linears; embeddings, norms and the LM head stay 16-bit
+  // (bitsandbytes, GPTQ/AWQ and QLoRA all keep them so).
+  Precision linear_p = w.precision, other_p = w.precision;
+  if (w.task == Task::qlora) linear_p = Precision::nf4, other_p = Precision::bf16;
+  if (w.precision == Precision::tf32) linear_p = other_p = Precision::fp32;
+  if (w.precision == Precision::fp8 && w.training()) linear_p = other_p = Precision::bf16;  // fp8 casts on the fly
+  if (w.task == Task::infer && bytes_per_value(w.precision) < 2) other_p = Precision::bf16;
+  const double lb = bytes_per_value(linear_p), ob = bytes_per_value(other_p);
+  const double layer_linear = static_cast<double>(pc.linear) / L;
+  const double layer_other = static_cast<double>(pc.per_layer()) - layer_linear;
+  const double layer_bytes = (layer_linear * lb + layer_other * ob) / t;
+  const double layer_params = static_cast<double>(pc.per_layer()) / t;
+  const double emb_params = static_cast<double>(pc.embedding) / t;
+  // With pipeline stages a tied LM head is a second copy on the last stage (Megatron does so).
+  const double head_params =
+      static_cast<double>(pc.lm_head > 0 ? pc.lm_head : (w.par.pp > 1 ? pc.embedding : 0)) / t;
+  const double tail_params = static_cast<double>(pc.final_norm + pc.heads) / t;
+  // The most loaded pipeline stage: the first (embedding) or the last (LM head).
+  const double first_params = stage_layers * layer_params + emb_params + (w.par.pp == 1 ? head_params + tail_params : 0);
+  const double last_params = stage_layers * layer_params + (w.par.pp == 1 ? emb_params : 0) + head_params + tail_params;
+  const double gpu_params = std::max(first_params, last_params);
+  const bool first_is_max = first_params >= last_params;
+  const double gpu_weight_bytes = stage_layers * layer_bytes +
+      (first_is_max || w.par.pp == 1 ? emb_params * ob : 0) +
+      (!first_is_max || w.par.pp == 1 ? (head_params + tail_params) * ob : 0);
+  std::string split = w.par.tp > 1 || w.par.pp > 1
+      ? fmt::format(" on the busiest of {} pipeline stages, / tp {}", w.par.pp, w.par.tp) : "";
+  const bool shard_params = w.par.zero >= 3 && w.par.dp > 1;
+  if (shard_params) {
+    add("weights", "parameters (ZeRO-3/FSDP shard)", gpu_weight_bytes / dp,
+        fmt::format("{} params x {:.3g} B{} / dp {}", format_count(gpu_params), gpu_weight_bytes / gpu_params, split, w.par.dp));
+    // The layer being computed and the one prefetched are gathered in full (FSDP prefetch).
+    e.fsdp_working_set = 2 * layer_bytes;
+    add("weights", "gathered layers (FSDP working set)", e.fsdp_working_set, "2 unsharded layers: current + prefetched");
+  } else {
+    add("weights", "parameters", gpu_weight_bytes,
+        fmt::format("{} params; linears {} ({:.3g} B), rest {}{}", format_count(gpu_params),
+                    to_string(linear_p), lb, to_string(other_p), split));
+  }
+
+  // ---- Gradients and optimizer states ----------------------------------------------------------
+  const bool peft = w.task == Task::lora || w.task == Task::qlora;
+  const double zero_dp = dp;
+  if (w.training()) {
+    double trainable = 0, grad_b = 0, master_b = 0;
+    if (peft) {
+      // Adapters are kept and updated in fp32 (PEFT's default), so no separate master copy.
+      trainable = static_cast<double>(m.lora_parameters(w.lora_rank)) / L * stage_layers / t;
+      grad_b = 4;
+      if (shard_params) add("weights", "LoRA adapters (fp32, ZeRO-3/FSDP shard)", trainable * 4 / dp, fmt::format("rank {} on every linear", w.lora_rank));
+      else add("weights", "LoRA adapters (fp32)", trainable * 4, fmt::format("rank {} on every linear", w.lora_rank));
+    } else {
+      trainable = gpu_params;
+      const bool mixed = bytes_per_value(other_p) < 4;
+      grad_b = mixed ? 2 : 4;  // ZeRO accounting: 16-bit gradients in mixed precision
+      master_b = mixed ? 4 : 0;
+    }
+    e.trainable_parameters = static_cast<int64_t>(peft ? m.lora_parameters(w.lora_rank) : pc.total());
+    const double grad_div = w.par.zero >= 2 ? zero_dp : 1;
+    add("gradients", "gradients", trainable * grad_b / grad_div,
+        fmt::format("{} trainable x {} B{}", format_count(trainable), grad_b,
+                    grad_div > 1 ? fmt::format(" / dp {} (ZeRO-2+)", w.par.dp) : ""));
+    double state_b = 0;
+    const char* state_name = "";
+    switch (w.optimizer) {
+      case Optimizer::adamw: state_b = 8, state_name = "AdamW m and v (fp32)"; break;
+      case Optimizer::adamw8bit: state_b = 2, state_name = "8-bit AdamW m and v (blockwise int8)"; break;
+      case Optimizer::sgd: state_b = 4, state_name = "SGD momentum (fp32)"; break;
+      // Hugging Face's performance guide: Adafactor "uses slightly more than 4 bytes" per parameter.
+      case Optimizer::adafactor: state_b = 4, state_name = "Adafactor factored moments"; break;
+      case Optimizer::lion: state_b = 4, state_name = "Lion momentum (fp32)"; break;
+    }
+    const double opt_div = w.par.zero >= 1 ? zero_dp : 1;
+    const double opt_bytes = trainable * (state_b + master_b) / opt_div;
+    const std::string why = fmt::format("{} trainable x ({} B states + {} B fp32 master){}",
+                                        format_count(trainable), state_b, master_b,
+                                        opt_div > 1 ? fmt::format(" / dp {} (ZeRO-1+)", w.par.dp) : "");
+    if (w.offload_optimizer) {
+      e.cpu_offload = opt_bytes;
+      e.terms.push_back({"optimizer", std::string(state_name) + " (offloaded to CPU)", 0, why});
+    } else {
+      add("optimizer", state_name, trainable * state_b / opt_div, why);
+      add("optimizer", "fp32 master weights", trainable * master_b / opt_div, "mixed precision keeps an fp32 copy");
+    }
+  }
+
+  // ---- Activations -----------------------------------------------------------------------------
+  const double B = bytes_per_value(w.activation_precision());
+  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch);
+  if (w.training()) {
+    const LayerActivations la = layer_activations(m, w, w.flash_attention);
+    const bool sp = w.par.sequence_parallel && w.par.tp > 1;
+    double per_layer = 0;
+    std::string how;
+    switch (w.recompute) {
+      case Recompute::none: per_layer = la.stored + la.core; how = "all saved tensors"; break;
+      case Recompute::selective: per_layer = la.stored; how = "attention core recomputed"; break;
+      case Recompute::full: per_layer = tokens * m.hidden * B / (sp ? t : 1); how = "layer inputs only (full recompute)"; break;
+    }
+    // 1F1B keeps min(pp, micro-batches) micro-batches in flight on the first stage; interleaving
+    // adds (p-1)/(p*v) (Narayanan et al. 2021).
+    double inflight = 1;
+    if (w.par.pp > 1) {
+      inflight = std::min<double>(pp, static_cast<double>(w.grad_accum));
+      if (w.par.virtual_stages > 1) inflight *= 1 + (pp - 1) / (pp * w.par.virtual_stages);
+    }
+    add("activations", "layer activations", per_layer * stage_layers * inflight,
+        fmt::format("{} layers x {} per layer ({}){}", stage_layers, format_bytes(per_layer), how,
+                    inflight > 1 ? fmt::format(" x {:.2g} micro-batches in flight", inflight) : ""));
+    // Backward holds one layer's gradients beside its saved tensors; full recompute also
+    // rebuilds that layer's activations first.
+    const double one_layer = la.stored + la.core;
+    add("activations", "backward working set", one_layer * (w.recompute == Recompute::full ? 2 : 1),
+        w.recompute == Recompute::full ? "one recomputed layer + its gradients" : "one layer's gradients");
+    add("activations", "embedding output", tokens * m.hidden * B / (sp ? t : 1), "s x b x h");
+    const bool last_stage_here = w.par.pp == 1 || !first_is_max;
+    if (last_stage_here && !(m.traits.encoder && w.task != Task::pretrain)) {
+      // Logits in the compute dtype, their fp32 upcast for the loss, and the fp32 log-softmax
+      // saved for backward (Hugging Face causal LMs upcast logits before cross-entropy).
+      add("activations", "logits and loss", tokens * m.vocab / t * (B + 8),
+          fmt::format("s x b x vocab {} x ({} + 4 + 4) B", m.vocab, B));
+    }
+  } else {
+    // Inference: only one layer's transient tensors live at once, for the prefill of the batch.
+    const double per_token = (4.0 * m.hidden + m.q_dim() + 2.0 * m.kv_dim() +
+                              (m.traits.glu ? 3.0 : 2.0) * m.intermediate) / t * B;
+    add("activations", "prefill working set (one layer)", per_token * tokens, "s x b x (4h + q + 2kv + MLP width) / tp");
+    if (!w.flash_attention)
+      add("activations", "attention scores", m.heads / t * static_cast<double>(w.seq) * tokens * B * 2,
+          "heads x s^2 x b x 2 (scores and softmax)");
+    if (!m.traits.encoder)
+      add("activations", "logits (last token)", static_cast<double>(w.micro_batch) * m.vocab * 4.0,
+          "b x vocab x 4 B");
+  }
+
+  // ---- KV cache --------------------------------------------------------------------------------
+  if (w.task == Task::infer && !m.traits.encoder) {
+    const double kv_heads_gpu = std::max<double>(1, std::floor(static_cast<double>(m.kv_heads) / t));
+    const double kvb = bytes_per_value(w.kv());
+    const double per_token_layer = 2.0 * kv_heads_gpu * m.head_dim * kvb;  // K and V
+    const double window_layers = static_cast<double>(m.sliding_layers) / L * stage_layers;
+    const double full_layers = stage_layers - window_layers;
+    const double s = static_cast<double>(w.seq);
+    const double windowed = m.sliding_window > 0 ? std::min<double>(s, m.sliding_window) : s;
+    const double bytes = static_cast<double>(w.micro_batch) * per_token_layer *
+                         (full_layers * s + window_layers * windowed);
+    add("kv_cache", "KV cache", bytes,
+        fmt::format("2 x {} layers x {} KV heads x {} head_dim x {} B x {} tokens x {} sequences{}",
+                    stage_layers, kv_heads_gpu, m.head_dim, kvb, w.seq, w.micro_batch,
+                    m.sliding_window > 0 ? fmt::format(" ({} layers capped at a {}-token window)", window_layers, m.sliding_window) : ""));
+  }
+
+  // ---- Overhead --------------------------------------------------------------------------------
+  add("overhead", "library workspaces (cuBLAS etc.)", eff.workspace_bytes, "efficiency.toml workspace_mib");
+  if (bytes_per_value(linear_p) < 2 && linear_p != Precision::fp8) {
+    // Weight-only kernels dequantise one linear at a time into 16-bit.
+    const double largest = std::max<double>(static_cast<double>(m.hidden) * std::max(m.q_dim(), m.intermediate),
+                                            static_cast<double>(m.hidden) * m.q_dim());
+    add("overhead", "dequantisation buffer", largest / t * 2, "largest linear in 16-bit");
+  }
+  for (const auto& term : e.terms) {
+    if (term.group == "weights") e.weights += term.bytes;
+    else if (term.group == "gradients") e.gradients += term.bytes;
+    else if (term.group == "optimizer") e.optimizer += term.bytes;
+    else if (term.group == "activations") e.activations += term.bytes;
+    else if (term.group == "kv_cache") e.kv_cache += term.bytes;
+    else if (term.group == "overhead") e.workspace += term.bytes;
+  }
+  e.allocator_reserve = eff.allocator_fraction * (e.activations + e.workspace);
+  add("overhead", "allocator reserve", e.allocator_reserve,
+      fmt::format("{:.0f}% of activations and workspaces (caching-allocator fragmentation)", eff.allocator_fraction * 100));
+  e.cuda_context = eff.cuda_context_bytes;
+  add("overhead", "CUDA context and kernels", e.cuda_context, "per GPU, outside the allocator");
+  if (w.par.gpus() > 1) {
+    e.comm_buffers = eff.comm_buffers_bytes;
+    add("overhead", "NCCL buffers", e.comm_buffers, "multi-GPU jobs, outside the allocator");
+  }
+  return e;
+}
+
+}  // namespace gpuplan

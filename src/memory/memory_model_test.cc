@@ -1,0 +1,214 @@
+#include "memory/memory_model.h"
+
+#include <gtest/gtest.h>
+
+#include "hardware/catalog.h"
+#include "memory/fit.h"
+#include "model/presets.h"
+#include "util/units.h"
+
+namespace gpuplan {
+
+namespace {
+ModelSpec preset(const char* id) { return *Presets::builtin().find(id); }
+Efficiency eff_for(const char* gpu) { return EfficiencyTable::builtin().for_gpu(*Catalog::builtin().find(gpu)); }
+Workload infer(int64_t batch, int64_t seq) {
+  Workload w;
+  w.task = Task::infer;
+  w.micro_batch = batch;
+  w.seq = seq;
+  return w;
+}
+double kv_per_token(const char* id, Precision kv = Precision::fp16, int64_t tokens = 1024) {
+  Workload w = infer(1, tokens);
+  w.kv_precision = kv;
+  return estimate_memory(preset(id), w, eff_for("h100-sxm")).kv_cache / static_cast<double>(tokens);
+}
+}  // namespace
+
+TEST(KvCache, Llama31_8bIs128KiBPerTokenInFp16) {
+  // 2 x 32 layers x 8 KV heads x 128 head_dim x 2 bytes = 131,072 B. Hugging Face's Llama 3.1 blog:
+  // 0.125 GB per 1k tokens in fp16.
+  EXPECT_DOUBLE_EQ(kv_per_token("llama-3.1-8b"), 128 * 1024);
+}
+
+TEST(KvCache, Qwen25_7bIs56KiBPerToken) {
+  // config.json: 28 layers, 4 KV heads, head_dim 3584/28 = 128: 2 x 28 x 4 x 128 x 2 = 57,344 B.
+  EXPECT_DOUBLE_EQ(kv_per_token("qwen2.5-7b"), 57344);
+}
+
+TEST(KvCache, Mistral7bIs128KiBPerTokenWithinItsWindow) {
+  // config.json: 32 layers, 8 KV heads, head_dim 128; sliding_window 4096.
+  EXPECT_DOUBLE_EQ(kv_per_token("mistral-7b", Precision::fp16, 4096), 128 * 1024);
+}
+
+TEST(KvCache, SlidingWindowCapsTheCache) {
+  // Mistral 7B v0.1 keeps at most 4,096 tokens per layer: 32k tokens cost what 4k do.
+  const double at_4k = kv_per_token("mistral-7b", Precision::fp16, 4096) * 4096;
+  const double at_32k = kv_per_token("mistral-7b", Precision::fp16, 32768) * 32768;
+  EXPECT_DOUBLE_EQ(at_32k, at_4k);
+}
+
+TEST(KvCache, Gemma2WindowsHalfItsLayers) {
+  // 42 layers, 8 KV heads, head_dim 256, bf16: 2 x 8 x 256 x 2 = 8 KiB per layer-token.
+  // At 8,192 tokens: 21 global layers x 8192 + 21 local layers x 4096.
+  const double total = kv_per_token("gemma-2-9b", Precision::bf16, 8192) * 8192;
+  EXPECT_DOUBLE_EQ(total, 8192.0 * (21 * 8192 + 21 * 4096));
+}
+
+TEST(KvCache, Fp8HalvesIt) {
+  EXPECT_DOUBLE_EQ(kv_per_token("llama-3.1-8b", Precision::fp8), 64 * 1024);
+}
+
+TEST(KvCache, TensorParallelSplitsKvHeadsButNeverBelowOne) {
+  Workload w = infer(1, 1000);
+  w.par.tp = 8;
+  const double tp8 = estimate_memory(preset("llama-3.1-70b"), w, eff_for("h100-sxm")).kv_cache;
+  w.par.tp = 1;
+  const double tp1 = estimate_memory(preset("llama-3.1-70b"), w, eff_for("h100-sxm")).kv_cache;
+  EXPECT_DOUBLE_EQ(tp1 / tp8, 8);
+  // GPT-BigCode-style MQA (1 KV head) replicates its single head on every TP rank (vLLM cache_engine).
+  ModelSpec mqa = preset("llama-3.1-8b");
+  mqa.kv_heads = 1;
+  w.par.tp = 4;
+  const double mqa_tp4 = estimate_memory(mqa, w, eff_for("h100-sxm")).kv_cache;
+  w.par.tp = 1;
+  EXPECT_DOUBLE_EQ(estimate_memory(mqa, w, eff_for("h100-sxm")).kv_cache, mqa_tp4);
+}
+
+TEST(Memory, AdamMixedPrecisionIs16BytesPerParameter) {
+  Workload w;
+  w.seq = 16;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const MemoryEstimate e = estimate_memory(m, w, eff_for("h100-sxm"));
+  EXPECT_NEAR(e.model_states() / m.total_parameters(), 16.0, 1e-6);
+}
+
+TEST(Memory, BreakdownSumsToTheTotal) {
+  Workload w;
+  const MemoryEstimate e = estimate_memory(preset("mistral-7b"), w, eff_for("a100-80gb-sxm"));
+  EXPECT_NEAR(e.weights + e.gradients + e.optimizer + e.activations + e.kv_cache + e.overhead(), e.nvidia_smi(), 1);
+  double terms = 0;
+  for (const auto& t : e.terms) terms += t.bytes;
+  EXPECT_NEAR(terms, e.nvidia_smi(), 1);
+}
+
+TEST(Memory, RecomputeCutsActivations) {
+  Workload w;
+  w.seq = 4096;
+  w.micro_batch = 4;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const auto eff = eff_for("h100-sxm");
+  w.recompute = Recompute::none;
+  const double none = estimate_memory(m, w, eff).activations;
+  w.recompute = Recompute::full;
+  const double full = estimate_memory(m, w, eff).activations;
+  EXPECT_LT(full, none / 3);
+}
+
+TEST(Memory, FlashAttentionRemovesTheQuadraticTerm) {
+  Workload w;
+  w.seq = 8192;
+  w.flash_attention = false;
+  const ModelSpec m = preset("llama-2-7b");
+  const auto eff = eff_for("h100-sxm");
+  const double eager = estimate_memory(m, w, eff).activations;
+  w.flash_attention = true;
+  const double flash = estimate_memory(m, w, eff).activations;
+  // 32 heads x 8192^2 x 2 B = 4 GiB per layer of softmax output alone.
+  EXPECT_GT(eager - flash, 32 * 4.0 * kGiB);
+}
+
+TEST(Memory, KorthikantiSelectiveWithSequenceParallelIs34sbhOverT) {
+  // Korthikanti et al. 2022, Table 2: sequence parallel + selective recompute stores 34 sbh / t
+  // bytes per layer (GPT layer: f = 4h, a*d = h, 16-bit activations, dropout).
+  ModelSpec m = preset("gpt3-175b");
+  Workload w;
+  w.task = Task::pretrain;
+  w.seq = 2048;
+  w.micro_batch = 1;
+  w.recompute = Recompute::selective;
+  w.flash_attention = false;
+  w.par.tp = 8;
+  w.par.pp = 96;  // one layer per stage, so "layer activations" is one layer x 1 micro-batch
+  w.grad_accum = 1;
+  const MemoryEstimate e = estimate_memory(m, w, eff_for("a100-80gb-sxm"));
+  double layer = 0;
+  for (const auto& t : e.terms)
+    if (t.name == "layer activations") layer = t.bytes;
+  EXPECT_DOUBLE_EQ(layer, 34.0 * 2048 * 1 * 12288 / 8);
+}
+
+TEST(Memory, ZeroStagesShardWhatTheyShould) {
+  Workload w;
+  w.seq = 16;
+  w.par.dp = 8;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const auto eff = eff_for("h100-sxm");
+  MemoryEstimate z[4];
+  for (int s = 0; s < 4; ++s) {
+    w.par.zero = s;
+    z[s] = estimate_memory(m, w, eff);
+  }
+  EXPECT_DOUBLE_EQ(z[0].optimizer / z[1].optimizer, 8);
+  EXPECT_DOUBLE_EQ(z[1].gradients / z[2].gradients, 8);
+  EXPECT_LT(z[3].weights, z[2].weights / 4);
+  EXPECT_GT(z[3].fsdp_working_set, 0);
+}
+
+TEST(Memory, LoraTrainsOnlyAdapters) {
+  Workload w;
+  w.task = Task::lora;
+  w.lora_rank = 16;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const MemoryEstimate e = estimate_memory(m, w, eff_for("h100-sxm"));
+  EXPECT_EQ(e.trainable_parameters, m.lora_parameters(16));
+  EXPECT_LT(e.gradients, 0.02 * e.weights);  // rank-16 adapters are ~0.5% of 8B
+}
+
+TEST(Memory, QloraOf8bFitsOnA24GbCard) {
+  // The common single-GPU QLoRA recipe (QLoRA paper; Answer.AI): 8B at 2k context with checkpointing.
+  Workload w;
+  w.task = Task::qlora;
+  w.recompute = Recompute::full;
+  w.seq = 2048;
+  const Gpu g = *Catalog::builtin().find("rtx-4090");
+  EXPECT_TRUE(check_fit(preset("llama-3.1-8b"), w, g, eff_for("rtx-4090")).fits);
+}
+
+TEST(Memory, FullFineTuneOf70bDoesNotFitOneH100) {
+  Workload w;
+  const Gpu g = *Catalog::builtin().find("h100-sxm");
+  const ModelSpec m = preset("llama-3.1-70b");
+  const FitReport f = check_fit(m, w, g, eff_for("h100-sxm"));
+  EXPECT_FALSE(f.fits);
+  EXPECT_FALSE(f.max_batch.has_value());
+  auto split = smallest_fitting_split(m, w, g, eff_for("h100-sxm"));
+  ASSERT_TRUE(split.has_value());
+  // 70.6B x 16 B = 1.13 TB of model states: at least 16 x 80 GB cards.
+  EXPECT_GE(split->par.gpus(), 16);
+}
+
+TEST(Fit, MaxBatchIsTheLargestThatFits) {
+  Workload w = infer(1, 4096);
+  const ModelSpec m = preset("llama-3.1-8b");
+  const Gpu g = *Catalog::builtin().find("h100-sxm");
+  const auto eff = eff_for("h100-sxm");
+  const FitReport f = check_fit(m, w, g, eff);
+  ASSERT_TRUE(f.max_batch.has_value());
+  Workload at = w, over = w;
+  at.micro_batch = *f.max_batch;
+  over.micro_batch = *f.max_batch + 1;
+  EXPECT_LE(estimate_memory(m, at, eff).nvidia_smi(), f.capacity_bytes);
+  EXPECT_GT(estimate_memory(m, over, eff).nvidia_smi(), f.capacity_bytes);
+}
+
+TEST(Fit, LongestSequenceIsCappedAtTheModelContext) {
+  Workload w = infer(1, 1024);
+  const FitReport f = check_fit(preset("gpt2"), w, *Catalog::builtin().find("h100-sxm"), eff_for("h100-sxm"));
+  ASSERT_TRUE(f.max_seq.has_value());
+  EXPECT_EQ(*f.max_seq, 1024);
+  EXPECT_TRUE(f.max_seq_capped);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,69 @@
+#include "model/model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/presets.h"
+
+namespace gpuplan {
+
+// Every preset's count from its shape must match the total its publisher states (cited in
+// data/models.toml, parameters_source) within 0.5%.
+TEST(Presets, ParameterCountsMatchPublishedTotals) {
+  const auto& presets = Presets::builtin();
+  ASSERT_GE(presets.models().size(), 18u);
+  for (const auto& m : presets.models()) {
+    ASSERT_TRUE(m.published_parameters) << m.id;
+    const double err = std::fabs(static_cast<double>(m.total_parameters()) / *m.published_parameters - 1);
+    EXPECT_LT(err, 0.005) << m.id << ": counted " << m.total_parameters() << ", published "
+                          << *m.published_parameters << " (" << m.parameters_source << ")";
+  }
+}
+
+TEST(Presets, Llama31_8bIsExactly8_03B) {
+  // meta-llama/Llama-3.1-8B safetensors metadata: 8,030,261,248 parameters.
+  EXPECT_EQ(Presets::builtin().find("llama-3.1-8b")->total_parameters(), 8030261248);
+}
+
+TEST(Presets, MixtralActivatesTwoOfEightExperts) {
+  const ModelSpec m = *Presets::builtin().find("mixtral-8x7b");
+  // Mistral AI's announcement: 46.7B total, 12.9B used per token.
+  EXPECT_NEAR(m.active_parameters() / 1e9, 12.9, 0.1);
+}
+
+TEST(Presets, RequiredIdsExist) {
+  for (const char* id : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-2-7b", "llama-2-13b",
+                         "llama-2-70b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-72b",
+                         "gemma-2-9b", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base",
+                         "bert-large", "gpt3-175b"})
+    EXPECT_TRUE(Presets::builtin().find(id).ok()) << id;
+}
+
+TEST(Presets, UnknownModelSuggestsNeighbours) {
+  auto r = Presets::builtin().find("llama-3.1-7b");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("llama-3.1-8b"), std::string::npos);
+}
+
+TEST(ModelSpec, LoraRank64OnLlama2_7bAllLinears) {
+  // r * (d_in + d_out) per matrix: per layer 4 x 64 x 8192 (q,k,v,o) + 3 x 64 x 15104 (MLP).
+  const ModelSpec m = *Presets::builtin().find("llama-2-7b");
+  EXPECT_EQ(m.lora_parameters(64), 32 * (4 * 64 * 8192 + 3 * 64 * 15104));
+}
+
+TEST(ModelSpec, ValidateRejectsHeadsThatDoNotDivide) {
+  ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  m.kv_heads = 5;
+  auto s = m.validate();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->field, "kv_heads");
+}
+
+TEST(ModelSpec, TensorCountsOverrideTheFormulaTotal) {
+  ModelSpec m = *Presets::builtin().find("gpt2");
+  m.tensor_parameters = 124000000;
+  EXPECT_EQ(m.total_parameters(), 124000000);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,25 @@
+// Built-in model presets (data/models.toml): common architectures by id, each citing its config.json.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "util/status.h"
+
+namespace gpuplan {
+
+class Presets {
+ public:
+  static Result<Presets> from_toml(std::string_view text, const std::string& origin);
+  static const Presets& builtin();
+
+  Result<ModelSpec> find(const std::string& id) const;
+  const std::vector<ModelSpec>& models() const { return models_; }
+  std::vector<std::string> ids() const;
+
+ private:
+  std::vector<ModelSpec> models_;
+};
+
+}  // namespace gpuplan

@@ -1,0 +1,122 @@
+#include "model/resolve.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "model/gguf.h"
+#include "model/hf_config.h"
+#include "model/presets.h"
+#include "model/safetensors.h"
+
+namespace gpuplan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Result<std::string> read_text(const fs::path& p) {
+  std::error_code ec;
+  const auto size = fs::file_size(p, ec);
+  if (ec) return make_error(p.string(), "cannot read file");
+  if (size > (64u << 20)) return make_error(p.string(), "file is larger than 64 MiB; not a config");
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return make_error(p.string(), "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result<ModelSpec> from_config(const fs::path& config) {
+  auto text = read_text(config);
+  if (!text) return text.error();
+  return parse_hf_config(*text, config.string());
+}
+
+// Adds exact counts from the safetensors headers to `m`.
+Status add_tensor_headers(ModelSpec& m, const std::vector<fs::path>& files) {
+  TensorInventory all;
+  for (const auto& f : files) {
+    auto inv = read_safetensors_file(f.string());
+    if (!inv) return inv.error();
+    for (auto& t : inv->tensors) all.add(std::move(t));
+  }
+  if (all.tensors.empty()) return std::nullopt;
+  m.tensor_parameters = all.parameters;
+  m.tensor_bytes = all.bytes;
+  m.tensor_dtype = all.dominant_dtype;
+  return std::nullopt;
+}
+
+Result<std::vector<fs::path>> safetensors_in(const fs::path& dir) {
+  std::vector<fs::path> files;
+  const fs::path index = dir / "model.safetensors.index.json";
+  if (fs::exists(index)) {
+    auto text = read_text(index);
+    if (!text) return text.error();
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+      return make_error(index.string(), "must be JSON with a weight_map object");
+    std::set<std::string> names;
+    for (const auto& v : j["weight_map"]) {
+      if (!v.is_string()) return make_error(index.string() + ": weight_map", "values must be file names");
+      names.insert(v.get<std::string>());
+    }
+    for (const auto& n : names) {
+      if (n.find('/') != std::string::npos || n.find("..") != std::string::npos)
+        return make_error(index.string() + ": weight_map", "file '" + n + "' is outside the model directory");
+      if (!fs::exists(dir / n)) return make_error(index.string(), "lists '" + n + "', which is missing");
+      files.push_back(dir / n);
+    }
+    return files;
+  }
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".safetensors") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+Result<ModelSpec> resolve_model(const std::string& arg) {
+  if (arg.empty()) return make_error("--model", "is empty");
+  const Presets& presets = Presets::builtin();
+  auto preset = presets.find(arg);
+  if (preset) return preset;
+  std::error_code ec;
+  const fs::path p(arg);
+  if (!fs::exists(p, ec)) return preset.error();
+  if (fs::is_directory(p, ec)) {
+    const fs::path config = p / "config.json";
+    if (!fs::exists(config)) return make_error(arg, "model directory has no config.json");
+    auto m = from_config(config);
+    if (!m) return m;
+    auto files = safetensors_in(p);
+    if (!files) return files.error();
+    if (auto s = add_tensor_headers(*m, *files)) return *s;
+    m->id = arg;
+    return m;
+  }
+  const std::string ext = p.extension().string();
+  if (ext == ".gguf") {
+    auto h = read_gguf_file(arg);
+    if (!h) return h.error();
+    return model_from_gguf(*h, arg);
+  }
+  if (ext == ".safetensors") {
+    const fs::path config = p.parent_path().empty() ? fs::path("config.json") : p.parent_path() / "config.json";
+    if (!fs::exists(config))
+      return make_error(arg, "a .safetensors file needs the model's config.json beside it for the architecture");
+    auto m = from_config(config);
+    if (!m) return m;
+    if (auto s = add_tensor_headers(*m, {p})) return *s;
+    m->id = arg;
+    return m;
+  }
+  return from_config(p);
+}
+
+}  // namespace gpuplan

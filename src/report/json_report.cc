@@ -1,0 +1,133 @@
+#include "report/json_report.h"
+
+#include <cmath>
+
+namespace gpuplan {
+
+using nlohmann::json;
+
+namespace {
+json bytes(double b) { return static_cast<int64_t>(std::llround(b)); }
+json tflops_or_null(double flops) { return flops > 0 ? json(flops / 1e12) : json(nullptr); }
+}  // namespace
+
+json to_json(const Gpu& g) {
+  return {{"id", g.id},
+          {"vendor", g.vendor},
+          {"name", g.name},
+          {"tier", to_string(g.tier)},
+          {"architecture", g.architecture},
+          {"compute_capability", g.compute_capability.empty() ? json(nullptr) : json(g.compute_capability)},
+          {"form_factor", g.form_factor},
+          {"memory_gb", g.memory_bytes / 1e9},
+          {"memory_type", g.memory_type},
+          {"memory_bandwidth_gbps", g.memory_bw_Bps / 1e9},
+          {"fp64_tflops", tflops_or_null(g.fp64_flops)},
+          {"fp32_tflops", tflops_or_null(g.fp32_flops)},
+          {"tf32_tflops", tflops_or_null(g.tf32_flops)},
+          {"fp16_tflops", tflops_or_null(g.fp16_flops)},
+          {"bf16_tflops", tflops_or_null(g.bf16_flops)},
+          {"fp8_tflops", tflops_or_null(g.fp8_flops)},
+          {"int8_tops", tflops_or_null(g.int8_ops)},
+          {"fp4_tflops", tflops_or_null(g.fp4_flops)},
+          {"fp16_acc16_tflops", tflops_or_null(g.fp16_acc16_flops)},
+          {"tdp_w", g.tdp_w},
+          {"interconnect", g.interconnect},
+          {"interconnect_gbps", g.interconnect_Bps / 1e9},
+          {"pcie_gen", g.pcie_gen},
+          {"launch_year", g.launch_year},
+          {"confidence", g.confidence},
+          {"source", g.source},
+          {"source_date", g.source_date}};
+}
+
+json to_json(const ModelSpec& m) {
+  const ParameterCounts pc = m.parameters();
+  json j = {{"id", m.id},
+            {"name", m.name},
+            {"family", m.family},
+            {"parameters", pc.total()},
+            {"active_parameters", m.active_parameters()},
+            {"layers", m.layers},
+            {"hidden", m.hidden},
+            {"intermediate", m.intermediate},
+            {"heads", m.heads},
+            {"kv_heads", m.kv_heads},
+            {"head_dim", m.head_dim},
+            {"vocab", m.vocab},
+            {"max_position", m.max_position},
+            {"tied_embeddings", m.tied_embeddings},
+            {"glu", m.traits.glu},
+            {"experts", m.experts},
+            {"experts_per_token", m.experts_per_token},
+            {"sliding_window", m.sliding_window},
+            {"sliding_layers", m.sliding_layers},
+            {"source", m.source}};
+  if (m.tensor_parameters) {
+    j["tensor_parameters"] = *m.tensor_parameters;
+    j["tensor_bytes"] = bytes(*m.tensor_bytes);
+    j["tensor_dtype"] = m.tensor_dtype;
+  }
+  return j;
+}
+
+json to_json(const Workload& w) {
+  return {{"task", to_string(w.task)},
+          {"precision", to_string(w.precision)},
+          {"optimizer", to_string(w.optimizer)},
+          {"micro_batch", w.micro_batch},
+          {"seq", w.seq},
+          {"recompute", to_string(w.recompute)},
+          {"grad_accum", w.grad_accum},
+          {"flash_attention", w.flash_attention},
+          {"lora_rank", w.lora_rank},
+          {"kv_precision", to_string(w.kv())},
+          {"offload_optimizer", w.offload_optimizer},
+          {"gpus", w.par.gpus()},
+          {"tp", w.par.tp},
+          {"pp", w.par.pp},
+          {"dp", w.par.dp},
+          {"zero", w.par.zero}};
+}
+
+json memory_json(const ModelSpec& m, const Workload& w, const MemoryEstimate& e, const Gpu* gpu,
+                 const std::optional<FitReport>& fit, const std::optional<Workload>& split) {
+  json terms = json::array();
+  for (const auto& t : e.terms)
+    terms.push_back({{"group", t.group}, {"name", t.name}, {"bytes", bytes(t.bytes)}, {"formula", t.formula}});
+  json j = {
+      {"schema_version", kSchemaVersion},
+      {"model", to_json(m)},
+      {"workload", to_json(w)},
+      {"per_gpu_bytes", bytes(e.nvidia_smi())},
+      {"measure", "nvidia-smi: allocated + allocator reserve + CUDA context + NCCL buffers"},
+      {"allocated_bytes", bytes(e.allocated())},
+      {"reserved_bytes", bytes(e.reserved())},
+      {"breakdown",
+       {{"weights", bytes(e.weights)},
+        {"gradients", bytes(e.gradients)},
+        {"optimizer", bytes(e.optimizer)},
+        {"activations", bytes(e.activations)},
+        {"kv_cache", bytes(e.kv_cache)},
+        {"overhead", bytes(e.overhead())}}},
+      {"overhead_detail",
+       {{"workspace", bytes(e.workspace)},
+        {"allocator_reserve", bytes(e.allocator_reserve)},
+        {"cuda_context", bytes(e.cuda_context)},
+        {"comm_buffers", bytes(e.comm_buffers)}}},
+      {"cpu_offload_bytes", bytes(e.cpu_offload)},
+      {"parameters", e.parameters},
+      {"trainable_parameters", e.trainable_parameters},
+      {"terms", terms},
+      {"gpu", gpu ? json(gpu->id) : json(nullptr)},
+      {"fits", fit ? json(fit->fits) : json(nullptr)},
+      {"max_batch", fit && fit->max_batch ? json(*fit->max_batch) : json(nullptr)},
+      {"max_seq", fit && fit->max_seq ? json(*fit->max_seq) : json(nullptr)},
+      {"capacity_bytes", fit ? bytes(fit->capacity_bytes) : json(nullptr)},
+      {"headroom_bytes", fit ? bytes(fit->headroom_bytes) : json(nullptr)},
+  };
+  if (split) j["fits_when_split"] = to_json(*split);
+  return j;
+}
+
+}  // namespace gpuplan

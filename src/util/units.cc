@@ -1,0 +1,54 @@
+#include "util/units.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gpuplan {
+
+std::string format_bytes(double bytes) {
+  const double a = std::fabs(bytes);
+  if (a >= kGiB) return fmt::format("{:.2f} GiB", bytes / kGiB);
+  if (a >= kMiB) return fmt::format("{:.1f} MiB", bytes / kMiB);
+  if (a >= kKiB) return fmt::format("{:.1f} KiB", bytes / kKiB);
+  return fmt::format("{:.0f} B", bytes);
+}
+
+std::string format_seconds(double s) {
+  const double a = std::fabs(s);
+  if (a < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (a < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
+  if (a < 120.0) return fmt::format("{:.2f} s", s);
+  if (a < 7200.0) return fmt::format("{:.1f} min", s / 60.0);
+  if (a < 3 * 86400.0) return fmt::format("{:.1f} h", s / 3600.0);
+  return fmt::format("{:.1f} days", s / 86400.0);
+}
+
+std::string format_flops(double f) {
+  if (std::fabs(f) >= 1e15) return fmt::format("{:.2f} PFLOP/s", f / 1e15);
+  if (std::fabs(f) >= 1e12) return fmt::format("{:.1f} TFLOP/s", f / 1e12);
+  return fmt::format("{:.1f} GFLOP/s", f / 1e9);
+}
+
+std::string format_usd(double usd) {
+  if (std::fabs(usd) < 10.0) return fmt::format("${:.2f}", usd);
+  const auto whole = static_cast<long long>(std::llround(usd));
+  std::string digits = std::to_string(whole < 0 ? -whole : whole);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (whole < 0 ? "-$" : "$") + out;
+}
+
+std::string format_count(double n) {
+  const double a = std::fabs(n);
+  if (a >= 1e12) return fmt::format("{:.2f}T", n / 1e12);
+  if (a >= 1e9) return fmt::format("{:.2f}B", n / 1e9);
+  if (a >= 1e6) return fmt::format("{:.1f}M", n / 1e6);
+  if (a >= 1e3) return fmt::format("{:.1f}K", n / 1e3);
+  return fmt::format("{:.0f}", n);
+}
+
+}  // namespace gpuplan

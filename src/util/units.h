@@ -1,0 +1,22 @@
+// Unit constants and human formatting of bytes, seconds, FLOP/s and dollars.
+// Quantities carry their unit in the name (`_bytes`, `_s`, `_flops`); these helpers only print them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gpuplan {
+
+inline constexpr double kKiB = 1024.0;
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double kGB = 1e9;
+inline constexpr double kTera = 1e12;
+
+std::string format_bytes(double bytes);      // "14.60 GiB", binary units
+std::string format_seconds(double seconds);  // "1.2 ms", "3.4 s", "2.1 h", "5.3 days"
+std::string format_flops(double flops_per_s);  // "312.0 TFLOP/s"
+std::string format_usd(double usd);          // "$1,234", "$0.42"
+std::string format_count(double n);          // "8.03B", "124.4M"
+
+}  // namespace gpuplan

@@ -1,0 +1,24 @@
+#include "util/units.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuplan {
+
+TEST(FormatBytes, UsesBinaryUnits) {
+  EXPECT_EQ(format_bytes(128 * kKiB), "128.0 KiB");
+  EXPECT_EQ(format_bytes(1.5 * kGiB), "1.50 GiB");
+  EXPECT_EQ(format_bytes(512), "512 B");
+}
+
+TEST(FormatUsd, GroupsThousands) {
+  EXPECT_EQ(format_usd(1234567.4), "$1,234,567");
+  EXPECT_EQ(format_usd(0.42), "$0.42");
+}
+
+TEST(FormatSeconds, PicksAReadableUnit) {
+  EXPECT_EQ(format_seconds(0.0123), "12.30 ms");
+  EXPECT_EQ(format_seconds(7200 * 2), "4.0 h");
+  EXPECT_EQ(format_seconds(86400 * 10), "10.0 days");
+}
+
+}  // namespace gpuplan

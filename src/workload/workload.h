@@ -1,0 +1,60 @@
+// What the team wants to run: task, precision, optimizer, batch and sequence, recompute, and how the
+// job is split over GPUs. The estimators take a Workload; the CLI and workload files build one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "util/status.h"
+#include "workload/precision.h"
+
+namespace gpuplan {
+
+enum class Task { pretrain, full, lora, qlora, infer };
+enum class Optimizer { adamw, adamw8bit, sgd, adafactor, lion };
+enum class Recompute { none, selective, full };
+
+std::optional<Task> parse_task(const std::string& s);
+std::optional<Optimizer> parse_optimizer(const std::string& s);
+std::optional<Recompute> parse_recompute(const std::string& s);
+std::string to_string(Task t);
+std::string to_string(Optimizer o);
+std::string to_string(Recompute r);
+
+struct Parallelism {
+  int64_t tp = 1;   // tensor parallel degree
+  int64_t pp = 1;   // pipeline stages
+  int64_t dp = 1;   // data-parallel replicas (ZeRO/FSDP shard over these)
+  int zero = 0;     // 0 = DDP, 1 optimizer, 2 + gradients, 3 + parameters (FSDP FULL_SHARD)
+  bool sequence_parallel = true;  // with tp > 1 (Megatron-style)
+  int64_t virtual_stages = 1;     // interleaved pipeline chunks per GPU
+  int64_t gpus() const { return tp * pp * dp; }
+};
+
+struct Workload {
+  Task task = Task::full;
+  Precision precision = Precision::bf16;  // weights and compute; for infer, the weight format
+  Optimizer optimizer = Optimizer::adamw;
+  int64_t micro_batch = 1;  // sequences per GPU per forward (infer: concurrent sequences)
+  int64_t seq = 2048;       // tokens per sequence (infer: context held in the KV cache)
+  Recompute recompute = Recompute::none;
+  int64_t grad_accum = 1;   // micro-batches per optimizer step per replica
+  bool flash_attention = true;
+  int64_t lora_rank = 16;
+  std::optional<Precision> kv_precision;
+  bool offload_optimizer = false;  // optimizer states (and master weights) in CPU memory
+  Parallelism par;
+
+  bool training() const { return task != Task::infer; }
+  // The activation and KV dtype: 16-bit unless training or serving in fp32.
+  Precision activation_precision() const;
+  Precision kv() const { return kv_precision.value_or(activation_precision()); }
+
+  // Checks ranges and that the split fits the model (tp divides heads, pp at most the layers).
+  Status validate(const ModelSpec& m) const;
+};
+
+}  // namespace gpuplan

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# CLI behaviour on the real binary: exit codes, one-line errors naming the field, JSON shape.
+set -u
+bin="$1"
+root="$2"
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() {  # check NAME EXPECTED_EXIT STDERR_PATTERN -- ARGS...
+  local name="$1" want="$2" pattern="$3"
+  shift 4
+  "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fail=$((fail + 1)); return
+  fi
+  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/err"; then
+    echo "FAIL $name: stderr lacks /$pattern/"; cat "$tmp/err"; fail=$((fail + 1)); return
+  fi
+  if [ "$want" -eq 2 ] && [ "$lines" -ne 1 ]; then
+    echo "FAIL $name: error is $lines lines, want 1"; cat "$tmp/err"; fail=$((fail + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+json_has() {  # json_has NAME PYTHON_EXPR -- ARGS...
+  local name="$1" expr="$2"
+  shift 3
+  if "$bin" "$@" >"$tmp/out" 2>"$tmp/err" && python3 -c "import json,sys; d=json.load(open('$tmp/out')); sys.exit(0 if ($expr) else 1)"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL $name"; head -c 600 "$tmp/out"; cat "$tmp/err"; fail=$((fail + 1))
+  fi
+}
+
+check gpus_lists 0 "" -- gpus
+check unknown_command 2 "did you mean gpus" -- gpu
+check unknown_gpu 2 "--gpu: unknown GPU 'h100-smx' \(did you mean h100-sxm" -- memory --model llama-3.1-8b --gpu h100-smx
+check unknown_model 2 "--model: unknown model 'llama-3-8b'" -- memory --model llama-3-8b
+check zero_batch 2 "--batch: must be at least 1" -- memory --model gpt2 --batch 0
+check negative_batch 2 "--batch: must be at least 1" -- memory --model gpt2 --batch -3
+check non_numeric_batch 2 "batch" -- memory --model gpt2 --batch lots
+check absurd_seq 2 "--seq: .* absurd" -- memory --model gpt2 --seq 99999999999
+check bad_task 2 "--task: unknown task 'finetune'" -- memory --model gpt2 --task finetune
+check bad_tier 2 "--tier: must be" -- gpus --tier cloud
+check tp_not_dividing_heads 2 "--tp: 5 does not divide" -- memory --model llama-3.1-8b --tp 5 --gpus 5
+check gpus_not_multiple 2 "--gpus: 6 is not a multiple" -- memory --model llama-3.1-8b --tp 4 --gpus 6
+
+printf '{"model_type": "llama", "num_hidden_layers": 32,' >"$tmp/broken.json"
+check malformed_config 2 "broken.json: malformed JSON" -- memory --model "$tmp/broken.json"
+mkdir -p "$tmp/model"
+cp "$root/tests/fixtures/tiny-llama-config.json" "$tmp/model/config.json"
+printf '\xff\xff\xff\xff\xff\xff\x00\x00{}' >"$tmp/model/model.safetensors"
+check absurd_safetensors 2 "model.safetensors: safetensors header length .* absurd" -- memory --model "$tmp/model"
+printf '\x40\x00\x00\x00\x00\x00\x00\x00{"w":' >"$tmp/model/model.safetensors"
+check truncated_safetensors 2 "truncated" -- memory --model "$tmp/model"
+printf '[[gpu]]\nid = "x"\n' >"$tmp/cat.toml"
+check bad_catalog 2 "--catalog: .*cat.toml" -- --catalog "$tmp/cat.toml" gpus
+printf '[[gpu]\n' >"$tmp/cat2.toml"
+check malformed_catalog_toml 2 "malformed TOML" -- --catalog "$tmp/cat2.toml" gpus
+
+json_has memory_json_shape "set(d['breakdown']) >= {'weights','gradients','optimizer','activations','kv_cache','overhead'} and isinstance(d['per_gpu_bytes'], int) and d['fits'] is None and d['max_batch'] is None and sum(d['breakdown'].values()) == d['per_gpu_bytes'] or abs(sum(d['breakdown'].values()) - d['per_gpu_bytes']) <= 6" -- memory --model llama-3.1-8b --json
+json_has memory_fit_json "d['fits'] is True and d['max_batch'] >= 1 and d['gpu'] == 'h100-sxm'" -- memory --model llama-3.1-8b --task infer --gpu h100-sxm --json
+json_has memory_nofit_json "d['fits'] is False and d['max_batch'] is None and d['fits_when_split']['gpus'] >= 16" -- memory --model llama-3.1-70b --gpu h100-sxm --json
+json_has models_json "len(d) >= 18 and all('id' in m and 'parameters' in m for m in d) and any(m['id']=='llama-3.1-8b' and m['parameters']==8030261248 for m in d)" -- models --json
+json_has gpus_json_tier "len(d) >= 3 and all(g['tier']=='consumer' for g in d)" -- gpus --tier consumer --json
+json_has gpus_json_min_memory "all(g['memory_gb'] >= 80 for g in d) and any(g['id']=='b200' for g in d)" -- gpus --min-memory 80 --json
+json_has model_directory "d['model']['tensor_parameters'] == 4096" -- memory --model "$root/tests/fixtures/tiny-model" --json
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
