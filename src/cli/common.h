@@ -49,5 +49,6 @@ struct Command {
 
 std::vector<Command> catalog_commands();  // gpus, models
 std::vector<Command> memory_commands();   // memory
+std::vector<Command> perf_commands();     // train, infer, roofline, validate
 
 }  // namespace gpuplan::cli

@@ -10,9 +10,7 @@
 
 namespace gpuplan {
 
-namespace {
-
-Result<ModelSpec> parse_preset(const toml::table& t, const std::string& where) {
+Result<ModelSpec> model_from_table(const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "family", "layers", "hidden", "intermediate", "heads",
                             "kv_heads", "head_dim", "vocab", "max_position", "type_vocab",
@@ -68,8 +66,6 @@ Result<ModelSpec> parse_preset(const toml::table& t, const std::string& where) {
   return m;
 }
 
-}  // namespace
-
 Result<Presets> Presets::from_toml(std::string_view text, const std::string& origin) {
   auto doc = parse_toml(text, origin);
   if (!doc) return doc.error();
@@ -80,7 +76,7 @@ Result<Presets> Presets::from_toml(std::string_view text, const std::string& ori
     const std::string where = fmt::format("{}: model[{}]", origin, i);
     const toml::table* t = rows->get(i)->as_table();
     if (!t) return make_error(where, "must be a table");
-    auto m = parse_preset(*t, where);
+    auto m = model_from_table(*t, where);
     if (!m) return m.error();
     p.models_.push_back(std::move(m).value());
   }

@@ -5,9 +5,14 @@
 #include <vector>
 
 #include "model/model.h"
+#include <toml++/toml.h>
+
 #include "util/status.h"
 
 namespace gpuplan {
+
+// One [[model]] table in the layout of data/models.toml.
+Result<ModelSpec> model_from_table(const toml::table& t, const std::string& where);
 
 class Presets {
  public:

@@ -1,0 +1,345 @@
+// `gpuplan train`, `gpuplan infer`, `gpuplan roofline` and `gpuplan validate`: how fast, on which
+// hardware, and how far the model is from published measurements.
+#include <fmt/format.h>
+
+#include "cli/common.h"
+#include "cli/workload_flags.h"
+#include <nlohmann/json.hpp>
+
+#include "memory/fit.h"
+#include "memory/memory_model.h"
+#include "perf/inference.h"
+#include "perf/phase_roofline.h"
+#include "perf/training.h"
+#include "report/table.h"
+#include "util/units.h"
+#include "validation/validation.h"
+
+namespace gpuplan::cli {
+
+namespace {
+
+struct ClusterFlags {
+  int64_t gpus_per_node = 0;
+  double network_gbps = 0;
+};
+
+void add_cluster_flags(CLI::App& sub, ClusterFlags& c) {
+  sub.add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node (default 8 for datacenter parts, 4 otherwise)");
+  sub.add_option("--network-gbps", c.network_gbps, "network bandwidth per GPU in Gb/s (default 400 IB; 25 for workstation/consumer)");
+}
+
+Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
+  Cluster c = default_cluster(gpu);
+  if (f.gpus_per_node < 0 || f.gpus_per_node > 1024) return make_error("--gpus-per-node", "must be between 1 and 1024");
+  if (f.network_gbps < 0 || f.network_gbps > 1e5) return make_error("--network-gbps", "must be between 0 and 100000");
+  if (f.gpus_per_node > 0) c.gpus_per_node = f.gpus_per_node;
+  if (f.network_gbps > 0) c.network_Bps = f.network_gbps * 1e9 / 8;
+  return c;
+}
+
+Result<std::pair<Gpu, Efficiency>> gpu_and_eff(Context& ctx, const std::string& id) {
+  if (id.empty()) return make_error("--gpu", "is required");
+  auto catalog = ctx.catalog();
+  if (!catalog) return catalog.error();
+  auto g = (*catalog)->find(id);
+  if (!g) return g.error();
+  auto table = ctx.efficiency();
+  if (!table) return table.error();
+  return std::pair{*g, (*table)->for_gpu(*g)};
+}
+
+// ---- train ---------------------------------------------------------------------------------
+struct TrainFlags {
+  WorkloadFlags w;
+  ClusterFlags cluster;
+  std::string gpu;
+  int64_t global_batch = 0;
+  double tokens = 0, epochs = 0, dataset_tokens = 0;
+  bool json = false;
+};
+
+int run_train(Context& ctx, TrainFlags f) {
+  if (f.w.task == "infer") return fail(make_error("--task", "train models training; use `gpuplan infer` for inference"));
+  if (f.w.task == "full" && f.w.model.empty()) f.w.task = "pretrain";
+  auto built = build_workload(f.w);
+  if (!built) return fail(built.error());
+  const auto& [m, w] = *built;
+  auto ge = gpu_and_eff(ctx, f.gpu);
+  if (!ge) return fail(ge.error());
+  const auto& [gpu, eff] = *ge;
+  auto cluster = make_cluster(f.cluster, gpu);
+  if (!cluster) return fail(cluster.error());
+  if (f.global_batch < 0) return fail(make_error("--global-batch", "must be positive"));
+  if (f.global_batch > 0 && f.global_batch % (w.micro_batch * w.par.dp) != 0)
+    return fail(make_error("--global-batch", fmt::format("{} is not a multiple of micro-batch x dp = {}", f.global_batch, w.micro_batch * w.par.dp)));
+  if (f.tokens < 0 || f.epochs < 0 || f.dataset_tokens < 0) return fail(make_error("--tokens", "must not be negative"));
+  if (f.epochs > 0 && f.dataset_tokens <= 0) return fail(make_error("--dataset-tokens", "is required with --epochs"));
+  if (f.tokens > 0 && f.epochs > 0) return fail(make_error("--tokens", "give --tokens or --epochs, not both"));
+  TrainingRun run;
+  run.global_batch = f.global_batch;
+  if (f.tokens > 0) run.tokens = f.tokens;
+  if (f.epochs > 0) run.tokens = f.epochs * f.dataset_tokens;
+  const TrainingEstimate e = estimate_training(m, w, gpu, eff, *cluster, run);
+  const MemoryEstimate mem = estimate_memory(m, w, eff);
+  const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
+  const StepBreakdown& b = e.breakdown;
+  const double epoch_s = f.dataset_tokens > 0 ? f.dataset_tokens / e.tokens_per_s : 0;
+  if (f.json) {
+    nlohmann::json j = {
+        {"schema_version", 1},
+        {"model", m.id},
+        {"gpu", gpu.id},
+        {"gpus", w.par.gpus()},
+        {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"zero", w.par.zero},
+        {"micro_batch", w.micro_batch},
+        {"global_batch", e.global_batch},
+        {"micro_batches_per_step", e.micro_batches},
+        {"seq", w.seq},
+        {"step_time_s", e.step_time_s},
+        {"tokens_per_s", e.tokens_per_s},
+        {"tokens_per_s_per_gpu", e.tokens_per_s / w.par.gpus()},
+        {"mfu", e.mfu},
+        {"hfu", e.hfu},
+        {"model_flops_per_step", e.model_flops_per_step},
+        {"time_per_epoch_s", epoch_s > 0 ? nlohmann::json(epoch_s) : nlohmann::json(nullptr)},
+        {"time_to_train_s", e.time_to_train_s ? nlohmann::json(*e.time_to_train_s) : nlohmann::json(nullptr)},
+        {"gpu_hours", e.gpu_hours ? nlohmann::json(*e.gpu_hours) : nlohmann::json(nullptr)},
+        {"memory_per_gpu_bytes", static_cast<int64_t>(mem.nvidia_smi())},
+        {"fits_memory", fits},
+        {"links", {{"tp", e.tp_link}, {"pp", e.pp_link}, {"dp", e.dp_link}}},
+        {"breakdown",
+         {{"compute_s", b.compute_s}, {"memory_bound_s", b.memory_s}, {"kernel_overhead_s", b.overhead_s},
+          {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"dp_comm_exposed_s", b.dp_comm_exposed_s},
+          {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}}}};
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("{} on {} x {} (tp {} x pp {} x dp {}, ZeRO-{}), {} x {} tokens per micro-batch, {} micro-batches a step\n\n",
+             m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp, w.par.zero, w.micro_batch, w.seq, e.micro_batches);
+  TextTable t({"step", "time", "share"});
+  t.align_right({1, 2});
+  auto row = [&](const char* name, double s) {
+    if (s > 0) t.add_row({name, format_seconds(s), fmt::format("{:.1f}%", 100 * s / e.step_time_s)});
+  };
+  row("compute-bound work (matmuls)", b.compute_s);
+  row("memory-bound work (norms, activations)", b.memory_s);
+  row("kernel launch overhead", b.overhead_s);
+  row(fmt::format("tensor-parallel comm ({})", e.tp_link).c_str(), b.tp_comm_s);
+  row(fmt::format("pipeline sends ({})", e.pp_link).c_str(), b.pp_comm_s);
+  row("pipeline bubble", b.bubble_s);
+  row(fmt::format("data-parallel comm, exposed ({})", e.dp_link).c_str(), b.dp_comm_exposed_s);
+  row("optimizer step", b.optimizer_s);
+  t.add_separator();
+  t.add_row({"step time", format_seconds(e.step_time_s), "100%"});
+  fmt::print("{}", t.render());
+  fmt::print("\nthroughput  {:.0f} tokens/s ({:.0f} per GPU)\nMFU {:.1f}%   HFU {:.1f}% (of {} dense peak)\n",
+             e.tokens_per_s, e.tokens_per_s / w.par.gpus(), e.mfu * 100, e.hfu * 100, to_string(w.precision));
+  if (epoch_s > 0) fmt::print("one epoch   {} ({:.0f} tokens)\n", format_seconds(epoch_s), f.dataset_tokens);
+  if (e.time_to_train_s) fmt::print("whole run   {} ({:.0f} GPU-hours)\n", format_seconds(*e.time_to_train_s), *e.gpu_hours);
+  fmt::print("memory      {} per GPU{}\n", format_bytes(mem.nvidia_smi()), fits ? "" : " -- does NOT fit; see `gpuplan memory` or `gpuplan plan`");
+  return 0;
+}
+
+// ---- infer ---------------------------------------------------------------------------------
+struct InferFlags {
+  WorkloadFlags w;
+  ClusterFlags cluster;
+  std::string gpu, weight_precision;
+  int64_t prompt = 512, output = 128, concurrency = 1;
+  bool json = false;
+};
+
+int run_infer(Context& ctx, InferFlags f) {
+  f.w.task = "infer";
+  if (!f.weight_precision.empty()) f.w.precision = f.weight_precision;
+  if (f.prompt <= 0 || f.prompt > (1 << 24)) return fail(make_error("--prompt", "must be between 1 and 16M tokens"));
+  if (f.output <= 0 || f.output > (1 << 24)) return fail(make_error("--output", "must be between 1 and 16M tokens"));
+  if (f.concurrency <= 0 || f.concurrency > (1 << 20)) return fail(make_error("--concurrency", "must be between 1 and 1M"));
+  f.w.seq = f.prompt + f.output;
+  f.w.batch = f.concurrency;
+  auto built = build_workload(f.w);
+  if (!built) return fail(built.error());
+  const auto& [m, w] = *built;
+  if (m.traits.encoder) return fail(make_error("--model", "is an encoder; generation needs a decoder model"));
+  auto ge = gpu_and_eff(ctx, f.gpu);
+  if (!ge) return fail(ge.error());
+  const auto& [gpu, eff] = *ge;
+  auto cluster = make_cluster(f.cluster, gpu);
+  if (!cluster) return fail(cluster.error());
+  InferenceRequest r{f.prompt, f.output, f.concurrency};
+  const InferenceEstimate e = estimate_inference(m, w, r, gpu, eff, *cluster);
+  const MemoryEstimate mem = estimate_memory(m, w, eff);
+  const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
+  if (f.json) {
+    nlohmann::json j = {{"schema_version", 1},
+                        {"model", m.id},
+                        {"gpu", gpu.id},
+                        {"tp", w.par.tp},
+                        {"weight_precision", to_string(w.precision)},
+                        {"kv_precision", to_string(w.kv())},
+                        {"prompt_tokens", f.prompt},
+                        {"output_tokens", f.output},
+                        {"concurrency", f.concurrency},
+                        {"ttft_s", e.ttft_s},
+                        {"tpot_s", e.tpot_s},
+                        {"e2e_latency_s", e.e2e_latency_s},
+                        {"output_tokens_per_s", e.output_tokens_per_s},
+                        {"total_output_tokens_per_s", e.total_output_tokens_per_s},
+                        {"prefill_tokens_per_s", e.prefill_tokens_per_s},
+                        {"max_concurrency", e.max_concurrency ? nlohmann::json(*e.max_concurrency) : nlohmann::json(nullptr)},
+                        {"fits_memory", fits},
+                        {"memory_per_gpu_bytes", static_cast<int64_t>(mem.nvidia_smi())},
+                        {"kv_bytes_per_token", e.kv_bytes_per_token},
+                        {"decode_breakdown",
+                         {{"weight_read_s", e.decode_weight_read_s}, {"kv_read_s", e.decode_kv_read_s},
+                          {"compute_s", e.decode_compute_s}, {"tp_comm_s", e.decode_comm_s},
+                          {"kernel_overhead_s", e.decode_overhead_s}}}};
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("{} on {} x {}, {} weights, {} KV cache; {} prompt + {} output tokens, {} concurrent\n\n", m.name,
+             w.par.tp, gpu.id, to_string(w.precision), to_string(w.kv()), f.prompt, f.output, f.concurrency);
+  fmt::print("time to first token   {}  (prefill {:.0f} tokens/s, compute-bound)\n", format_seconds(e.ttft_s), e.prefill_tokens_per_s);
+  fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, overhead {:.0f}%, TP comm {:.0f}%)\n",
+             format_seconds(e.tpot_s), 100 * e.decode_weight_read_s / e.tpot_s, 100 * e.decode_kv_read_s / e.tpot_s,
+             100 * e.decode_overhead_s / e.tpot_s, 100 * e.decode_comm_s / e.tpot_s);
+  fmt::print("end-to-end latency    {}\n", format_seconds(e.e2e_latency_s));
+  fmt::print("throughput            {:.1f} tokens/s per request, {:.0f} tokens/s in total\n", e.output_tokens_per_s, e.total_output_tokens_per_s);
+  if (e.max_concurrency)
+    fmt::print("max concurrency       {} sequences of {} tokens fit in memory\n", *e.max_concurrency, f.prompt + f.output);
+  else
+    fmt::print("max concurrency       none: the model does not fit on {} x {}\n", w.par.tp, gpu.id);
+  if (!fits) fmt::print("memory                {} per GPU -- does NOT fit this concurrency\n", format_bytes(mem.nvidia_smi()));
+  return 0;
+}
+
+// ---- roofline ------------------------------------------------------------------------------
+struct RooflineFlags {
+  WorkloadFlags w;
+  std::string gpu, phase = "train";
+  bool json = false;
+};
+
+int run_roofline(Context& ctx, RooflineFlags f) {
+  Phase phase;
+  if (f.phase == "train") phase = Phase::train;
+  else if (f.phase == "prefill") phase = Phase::prefill;
+  else if (f.phase == "decode") phase = Phase::decode;
+  else return fail(make_error("--task", "must be train, prefill or decode, not '" + f.phase + "'"));
+  f.w.task = phase == Phase::train ? "pretrain" : "infer";
+  auto built = build_workload(f.w);
+  if (!built) return fail(built.error());
+  const auto& [m, w] = *built;
+  auto ge = gpu_and_eff(ctx, f.gpu);
+  if (!ge) return fail(ge.error());
+  const RooflineReport r = roofline(m, w, ge->first, ge->second, phase);
+  const char* verdict = r.memory_bound() ? "memory-bound" : "compute-bound";
+  if (f.json) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& o : r.ops)
+      ops.push_back({{"name", o.name}, {"flops", o.flops}, {"bytes", o.bytes}, {"intensity", o.intensity},
+                     {"time_s", o.time_s}, {"bound", o.memory_bound ? "memory" : "compute"}});
+    nlohmann::json j = {{"schema_version", 1}, {"model", m.id}, {"gpu", ge->first.id}, {"task", to_string(phase)},
+                        {"verdict", verdict}, {"ridge_point", r.ridge_point}, {"achievable_ridge_point", r.achievable_ridge},
+                        {"peak_flops", r.peak_flops}, {"bandwidth_bytes_per_s", r.bandwidth_Bps},
+                        {"compute_bound_s", r.compute_bound_s}, {"memory_bound_s", r.memory_bound_s}, {"operations", ops}};
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("{} {} on {}: ridge point {:.0f} FLOP/byte ({} / {:.0f} GB/s)\n\n", m.name, to_string(phase), ge->first.id,
+             r.ridge_point, format_flops(r.peak_flops), r.bandwidth_Bps / 1e9);
+  TextTable t({"operation", "GFLOP", "MB moved", "FLOP/byte", "bound", "time/step"});
+  t.align_right({1, 2, 3, 5});
+  for (const auto& o : r.ops)
+    t.add_row({o.name, fmt::format("{:.2f}", o.flops / 1e9), fmt::format("{:.1f}", o.bytes / 1e6),
+               fmt::format("{:.1f}", o.intensity), o.memory_bound ? "memory" : "compute", format_seconds(o.time_s)});
+  fmt::print("{}", t.render());
+  fmt::print("\nverdict: {} ({} of {} in memory-bound operations)\n", verdict,
+             format_seconds(r.memory_bound_s), format_seconds(r.memory_bound_s + r.compute_bound_s));
+  return 0;
+}
+
+// ---- validate ------------------------------------------------------------------------------
+int run_validate(Context& ctx, bool json) {
+  auto catalog = ctx.catalog();
+  if (!catalog) return fail(catalog.error());
+  auto table = ctx.efficiency();
+  if (!table) return fail(table.error());
+  auto rep = run_builtin_validation(**catalog, **table);
+  if (!rep) return fail(rep.error());
+  if (json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : rep->rows)
+      rows.push_back({{"section", r.section}, {"what", r.what}, {"metric", r.metric}, {"published", r.published},
+                      {"predicted", r.predicted}, {"error", r.error()}, {"source", r.source}, {"assumed", r.assumed}});
+    nlohmann::json j = {{"schema_version", 1}, {"rows", rows}};
+    for (const char* s : {"training", "inference", "operation"}) j["mape"][s] = rep->mape(s);
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  for (const char* section : {"training", "inference", "operation"}) {
+    TextTable t({section, "metric", "published", "predicted", "error", "source"});
+    t.align_right({2, 3, 4});
+    for (const auto& r : rep->rows)
+      if (r.section == section)
+        t.add_row({r.what, r.metric, fmt::format("{:.4g}", r.published), fmt::format("{:.4g}", r.predicted),
+                   fmt::format("{:+.1f}%", r.error() * 100), r.source + (r.assumed.empty() ? "" : " [assumed: " + r.assumed + "]")});
+    fmt::print("{}MAPE {:.1f}% (worst {:.1f}%)\n\n", t.render(), rep->mape(section) * 100, rep->worst(section) * 100);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Command> perf_commands() {
+  return {
+      {"train", "Training step time, throughput, MFU/HFU and run time",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto f = std::make_shared<TrainFlags>();
+         f->w.task = "pretrain";
+         add_workload_flags(sub, f->w);
+         add_cluster_flags(sub, f->cluster);
+         sub.add_option("--gpu", f->gpu, "catalog GPU id")->required();
+         sub.add_option("--micro-batch", f->w.batch, "sequences per GPU per micro-batch (same as --batch)");
+         sub.add_option("--dp", f->w.gpus, "data-parallel degree is --gpus / (tp x pp); this flag is an alias of --gpus")->group("");
+         sub.add_option("--global-batch", f->global_batch, "sequences per optimizer step (default: micro-batch x grad-accum x dp)");
+         sub.add_option("--tokens", f->tokens, "tokens to train on: gives time to train and GPU-hours");
+         sub.add_option("--epochs", f->epochs, "epochs over --dataset-tokens");
+         sub.add_option("--dataset-tokens", f->dataset_tokens, "tokens in the dataset: gives time per epoch");
+         sub.add_flag("--json", f->json, "JSON output");
+         sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_train(ctx, *f); }; });
+       }},
+      {"infer", "Inference latency (TTFT, TPOT), throughput and max concurrency",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto f = std::make_shared<InferFlags>();
+         add_workload_flags(sub, f->w);
+         add_cluster_flags(sub, f->cluster);
+         sub.add_option("--gpu", f->gpu, "catalog GPU id")->required();
+         sub.add_option("--weight-precision", f->weight_precision, "weight format: bf16, fp16, fp8, int8, int4 (same as --precision)");
+         sub.add_option("--prompt", f->prompt, "prompt tokens per request")->capture_default_str();
+         sub.add_option("--output", f->output, "output tokens per request")->capture_default_str();
+         sub.add_option("--concurrency", f->concurrency, "requests decoded together")->capture_default_str();
+         sub.add_flag("--json", f->json, "JSON output");
+         sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_infer(ctx, *f); }; });
+       }},
+      {"roofline", "Per-operation arithmetic intensity against the GPU's ridge point",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto f = std::make_shared<RooflineFlags>();
+         add_workload_flags(sub, f->w);
+         sub.remove_option(sub.get_option("--task"));
+         sub.add_option("--task", f->phase, "train, prefill or decode")->capture_default_str();
+         sub.add_option("--gpu", f->gpu, "catalog GPU id")->required();
+         sub.add_flag("--json", f->json, "JSON output");
+         sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_roofline(ctx, *f); }; });
+       }},
+      {"validate", "Run the model over published measurements and print its error",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto json = std::make_shared<bool>(false);
+         sub.add_flag("--json", *json, "JSON output");
+         sub.callback([&ctx, &run, json] { run = [&ctx, json] { return run_validate(ctx, *json); }; });
+       }},
+  };
+}
+
+}  // namespace gpuplan::cli

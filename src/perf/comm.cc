@@ -1,0 +1,43 @@
+#include "perf/comm.h"
+
+#include <algorithm>
+
+namespace gpuplan {
+
+Cluster default_cluster(const Gpu& gpu) {
+  Cluster c;
+  if (gpu.tier != Tier::datacenter || !gpu.has_nvlink()) {
+    if (gpu.tier != Tier::datacenter) {
+      c.gpus_per_node = 4;
+      c.network_Bps = 25e9 / 8;
+    }
+  }
+  return c;
+}
+
+Link group_link(const Gpu& gpu, const Efficiency& eff, const Cluster& c, int64_t ranks, int64_t stride) {
+  if (ranks <= 1) return {"none", 1e30, 0};
+  const bool crosses_nodes = ranks * stride > c.gpus_per_node;
+  if (crosses_nodes) return {"network", c.network_Bps * eff.network_fraction, eff.collective_latency_s * 2};
+  // NVLink bridges (PCIe cards) join pairs only; larger groups fall back to PCIe.
+  const bool bridged_only = gpu.form_factor.find("PCIe") != std::string::npos;
+  if (gpu.has_nvlink() && !(bridged_only && ranks > 2))
+    return {"NVLink", gpu.interconnect_Bps / 2 * eff.nvlink_fraction, eff.collective_latency_s};
+  return {"PCIe", gpu.pcie_Bps() * eff.pcie_fraction, eff.collective_latency_s};
+}
+
+double collective_time(Collective kind, double bytes, int64_t ranks, const Link& link) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const double n = static_cast<double>(ranks);
+  double factor = 1;
+  switch (kind) {
+    case Collective::all_reduce: factor = 2 * (n - 1) / n; break;
+    case Collective::reduce_scatter:
+    case Collective::all_gather: factor = (n - 1) / n; break;
+    case Collective::p2p: factor = 1; break;
+  }
+  // Calculon's network model: one latency per collective plus the bus-bandwidth term.
+  return link.latency_s + bytes * factor / link.busbw_Bps;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,84 @@
+#include "perf/inference.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "memory/fit.h"
+#include "perf/operations.h"
+
+namespace gpuplan {
+
+InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, const InferenceRequest& r,
+                                     const Gpu& gpu, const Efficiency& eff, const Cluster& cluster) {
+  InferenceEstimate e;
+  const double tp = static_cast<double>(w.par.tp);
+  const Precision p = w.precision;
+  ForwardShape s;
+  s.tp = tp;
+  s.flash = w.flash_attention;
+  s.act_bytes = w.activation_precision() == Precision::fp32 ? 4 : 2;
+  s.weight_bytes = bytes_per_value(p);
+  s.other_weight_bytes = bytes_per_value(p) < 2 ? 2 : bytes_per_value(p);
+  s.kv_bytes = bytes_per_value(w.kv());
+  s.lm_head_all_tokens = false;
+  const Link link = group_link(gpu, eff, cluster, w.par.tp, 1);
+  e.tp_link = link.name;
+  const double layers = static_cast<double>(m.layers);
+
+  auto forward_time = [&](const ForwardShape& shape, double* weight_s, double* kv_s, double* compute_s,
+                          double* comm_s, double* overhead_s) {
+    double total = 0;
+    for (const Op& op : block_forward_ops(m, shape)) {
+      const OpTime t = time_op(op, gpu, eff, p);
+      total += t.total_s() * op.calls * layers;
+      if (overhead_s) *overhead_s += t.overhead_s * op.calls * layers;
+      if (compute_s && !t.memory_bound()) *compute_s += t.compute_s * op.calls * layers;
+      if (t.memory_bound() && weight_s && kv_s) {
+        if (op.kind == OpKind::attention) *kv_s += t.memory_s * op.calls * layers;
+        else *weight_s += t.memory_s * op.calls * layers;
+      }
+    }
+    for (const Op& op : head_forward_ops(m, shape, false)) total += time_op(op, gpu, eff, p).total_s() * op.calls;
+    // Two all-reduces of the hidden state per layer under tensor parallelism.
+    const double comm = w.par.tp > 1
+        ? 2 * layers * collective_time(Collective::all_reduce, shape.tokens * m.hidden * shape.act_bytes, w.par.tp, link) : 0;
+    if (comm_s) *comm_s += comm;
+    return total + comm;
+  };
+
+  // Prefill: the batch's prompts in one forward, as static-batch servers and benchmarks run it.
+  ForwardShape pre = s;
+  pre.sequences = static_cast<double>(r.concurrency);
+  pre.tokens = static_cast<double>(r.prompt_tokens) * static_cast<double>(r.concurrency);
+  pre.kv_len = static_cast<double>(r.prompt_tokens);
+  pre.causal_halving = true;
+  e.ttft_s = forward_time(pre, nullptr, nullptr, nullptr, nullptr, nullptr);
+  e.prefill_tokens_per_s = pre.tokens / e.ttft_s;
+
+  // Decode: one token for each of `concurrency` sequences, attending to the average context.
+  ForwardShape dec = s;
+  dec.sequences = static_cast<double>(r.concurrency);
+  dec.tokens = static_cast<double>(r.concurrency);
+  dec.kv_len = static_cast<double>(r.prompt_tokens) + static_cast<double>(r.output_tokens) / 2.0;
+  dec.kv_cache_read = true;
+  dec.causal_halving = false;
+  e.tpot_s = forward_time(dec, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
+                          &e.decode_comm_s, &e.decode_overhead_s);
+  e.e2e_latency_s = e.ttft_s + std::max<int64_t>(0, r.output_tokens - 1) * e.tpot_s;
+  e.output_tokens_per_s = 1.0 / e.tpot_s;
+  e.total_output_tokens_per_s = r.concurrency / e.tpot_s;
+
+  // Memory: the largest batch of (prompt + output)-token sequences that fits.
+  Workload mw = w;
+  mw.task = Task::infer;
+  mw.seq = r.prompt_tokens + r.output_tokens;
+  mw.micro_batch = 1;
+  const FitReport fit = check_fit(m, mw, gpu, eff);
+  e.max_concurrency = fit.max_batch;
+  const MemoryEstimate mem = estimate_memory(m, mw, eff);
+  e.weight_bytes_per_gpu = mem.weights;
+  e.kv_bytes_per_token = mem.kv_cache / static_cast<double>(mw.seq);
+  return e;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,44 @@
+// The inference performance model: prefill (compute-bound) gives time to first token; each decode
+// step reads every weight and the KV cache (memory-bound) and gives time per output token; then
+// per-request and total throughput, and the most concurrent sequences the KV cache allows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "hardware/efficiency.h"
+#include "hardware/gpu.h"
+#include "model/model.h"
+#include "perf/comm.h"
+#include "workload/workload.h"
+
+namespace gpuplan {
+
+struct InferenceRequest {
+  int64_t prompt_tokens = 512;
+  int64_t output_tokens = 128;
+  int64_t concurrency = 1;  // sequences decoded together (batch)
+};
+
+struct InferenceEstimate {
+  double ttft_s = 0;             // prefill of the batch's prompts together (static batching)
+  double tpot_s = 0;             // one decode step at the average context length
+  double e2e_latency_s = 0;      // ttft + (output - 1) x tpot
+  double output_tokens_per_s = 0;          // per request
+  double total_output_tokens_per_s = 0;    // all concurrent requests
+  double prefill_tokens_per_s = 0;
+  std::optional<int64_t> max_concurrency;  // largest batch whose KV cache fits
+  // Decode step split.
+  double decode_weight_read_s = 0, decode_kv_read_s = 0, decode_compute_s = 0, decode_comm_s = 0,
+         decode_overhead_s = 0;
+  double weight_bytes_per_gpu = 0, kv_bytes_per_token = 0;
+  std::string tp_link;
+};
+
+// `w` carries the weight precision, KV precision and TP degree; micro_batch and seq are ignored
+// in favour of `r`. REQUIRES: w.validate(m) succeeded.
+InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, const InferenceRequest& r,
+                                     const Gpu& gpu, const Efficiency& eff, const Cluster& cluster);
+
+}  // namespace gpuplan

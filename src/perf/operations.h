@@ -1,0 +1,40 @@
+// The operations of one transformer forward pass on one GPU (GEMMs with their shapes, attention,
+// norms and element-wise work, embedding and LM head), each with FLOPs and bytes moved.
+// Training, inference and the roofline command all count work from this one list.
+#pragma once
+
+#include <vector>
+
+#include "model/model.h"
+#include "perf/roofline.h"
+#include "workload/workload.h"
+
+namespace gpuplan {
+
+struct ForwardShape {
+  double tokens = 0;       // tokens in this forward on this GPU (batch x new tokens)
+  double sequences = 1;    // sequences in the batch
+  double kv_len = 0;       // keys each query attends to (context length)
+  bool causal_halving = true;  // fused causal attention skips the masked half
+  double tp = 1;
+  bool sequence_parallel = false;
+  bool flash = true;
+  bool lm_head_all_tokens = true;  // training: logits for every token; inference: last token only
+  double weight_bytes = 2;   // per weight in the block linears
+  double other_weight_bytes = 2;
+  double act_bytes = 2;
+  double kv_bytes = 2;       // per KV element read by attention
+  bool kv_cache_read = false;  // decode reads K and V from the cache
+};
+
+// Ops of one transformer block (`calls` = 1) for the given shape.
+std::vector<Op> block_forward_ops(const ModelSpec& m, const ForwardShape& s);
+// Embedding lookup, final norm, LM head (and loss when training).
+std::vector<Op> head_forward_ops(const ModelSpec& m, const ForwardShape& s, bool loss);
+
+// Model FLOPs of a forward pass over `tokens` tokens with `kv_len` context, the Megatron-LM
+// convention (Narayanan et al. 2021, Eq. 3, generalised to GQA/GLU/MoE): every matmul, attention
+// counted without causal halving, LM head included. Used for MFU so figures match papers.
+double model_forward_flops(const ModelSpec& m, double tokens, double kv_len);
+
+}  // namespace gpuplan

@@ -1,0 +1,39 @@
+#include "perf/roofline.h"
+
+#include <algorithm>
+
+namespace gpuplan {
+
+double op_peak_flops(const Gpu& gpu, OpKind kind, Precision p) {
+  if (kind == OpKind::vector) return gpu.fp32_flops > 0 ? gpu.fp32_flops : gpu.peak_matmul_flops(Precision::bf16) / 8;
+  double peak = gpu.peak_matmul_flops(compute_precision(p));
+  // bf16 on Volta/Turing runs as fp16 (frameworks fall back); fp8 without fp8 units as 16-bit.
+  if (peak <= 0) peak = gpu.peak_matmul_flops(Precision::fp16);
+  if (peak <= 0) peak = gpu.peak_matmul_flops(Precision::bf16);
+  return peak;
+}
+
+OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p) {
+  OpTime t;
+  const double peak = op_peak_flops(gpu, op.kind, p);
+  double frac = 1.0;
+  switch (op.kind) {
+    case OpKind::matmul: frac = eff.matmul_fraction(op.flops); break;
+    // Fused attention kernels reach a little less than GEMMs of the same size (FlashAttention-2
+    // reports 50-73% of A100 peak forward, vs ~80% for large GEMMs).
+    case OpKind::attention: frac = 0.85 * eff.matmul_fraction(op.flops); break;
+    case OpKind::vector: frac = 0.5; break;
+  }
+  t.compute_s = peak > 0 ? op.flops / (peak * frac) : 0;
+  const double bw = gpu.memory_bw_Bps * eff.memory_max_fraction *
+                    (op.kind == OpKind::vector ? eff.vector_memory_fraction : 1.0);
+  t.memory_s = op.bytes / bw;
+  t.overhead_s = eff.kernel_overhead_s;
+  return t;
+}
+
+double ridge_point(const Gpu& gpu, Precision p) {
+  return op_peak_flops(gpu, OpKind::matmul, p) / gpu.memory_bw_Bps;
+}
+
+}  // namespace gpuplan

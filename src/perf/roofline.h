@@ -1,0 +1,40 @@
+// One operation's cost on one GPU: FLOPs and bytes moved, and its time as the larger of compute
+// time (at the size-dependent matmul efficiency) and memory time, plus launch overhead. Which of
+// the two dominates says whether the operation is compute-bound or memory-bound.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hardware/efficiency.h"
+#include "hardware/gpu.h"
+#include "workload/precision.h"
+
+namespace gpuplan {
+
+enum class OpKind { matmul, attention, vector };
+
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::vector;
+  double flops = 0;   // per call, on this GPU
+  double bytes = 0;   // read + written per call, on this GPU
+  double calls = 1;   // how many times per step (e.g. layers)
+};
+
+struct OpTime {
+  double compute_s = 0, memory_s = 0, overhead_s = 0;
+  double total_s() const { return std::max(compute_s, memory_s) + overhead_s; }
+  bool memory_bound() const { return memory_s > compute_s; }
+};
+
+// Peak dense FLOP/s the GPU applies to `kind` ops in precision `p` (vector ops use the fp32 rate).
+double op_peak_flops(const Gpu& gpu, OpKind kind, Precision p);
+
+// Time of one call of `op`.
+OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p);
+
+// FLOP per byte at which the GPU turns from memory-bound to compute-bound at precision p.
+double ridge_point(const Gpu& gpu, Precision p);
+
+}  // namespace gpuplan

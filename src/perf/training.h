@@ -1,0 +1,54 @@
+// The training performance model: one optimizer step's time from the per-operation costs of each
+// micro-batch (forward, backward, recompute), tensor/pipeline/data-parallel communication over the
+// right links, the pipeline bubble and the optimizer update; then tokens/s, MFU, HFU and run time.
+// A pure function of (model, workload, GPU, efficiencies, cluster).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/efficiency.h"
+#include "hardware/gpu.h"
+#include "model/model.h"
+#include "perf/comm.h"
+#include "workload/workload.h"
+
+namespace gpuplan {
+
+struct TrainingRun {
+  int64_t global_batch = 0;           // sequences per optimizer step; 0 = micro_batch x grad_accum x dp
+  std::optional<double> tokens;       // tokens to train on
+  bool overlap_dp_comm = true;        // gradient reduction overlapped with backward (Megatron, FSDP)
+};
+
+struct StepBreakdown {
+  double compute_s = 0;        // compute-bound operations (matmuls at their efficiency)
+  double memory_s = 0;         // memory-bound operations (norms, activations, small GEMMs)
+  double overhead_s = 0;       // kernel launch overhead
+  double tp_comm_s = 0;        // tensor-parallel collectives (on the critical path)
+  double pp_comm_s = 0;        // pipeline sends between stages
+  double dp_comm_exposed_s = 0;  // data-parallel / ZeRO traffic not hidden behind backward
+  double dp_comm_total_s = 0;
+  double bubble_s = 0;         // pipeline fill and drain
+  double optimizer_s = 0;      // the parameter update
+};
+
+struct TrainingEstimate {
+  double step_time_s = 0;
+  double tokens_per_step = 0;
+  double tokens_per_s = 0;
+  double mfu = 0, hfu = 0;
+  double model_flops_per_step = 0, hardware_flops_per_step = 0;
+  int64_t micro_batches = 0;       // per replica per step
+  int64_t global_batch = 0;
+  std::optional<double> time_to_train_s, gpu_hours;
+  StepBreakdown breakdown;
+  std::string tp_link, dp_link, pp_link;
+};
+
+// REQUIRES: w.validate(m) succeeded and w.training().
+TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
+                                   const Cluster& cluster, const TrainingRun& run);
+
+}  // namespace gpuplan

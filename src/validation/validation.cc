@@ -1,0 +1,217 @@
+#include "validation/validation.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "data/embedded.h"
+#include "data/toml_document.h"
+#include "model/presets.h"
+#include "perf/inference.h"
+#include "perf/operations.h"
+#include "perf/training.h"
+
+namespace gpuplan {
+
+double ValidationReport::mape(const std::string& section) const {
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : rows)
+    if (r.section == section) sum += std::fabs(r.error()), ++n;
+  return n ? sum / n : 0;
+}
+
+double ValidationReport::worst(const std::string& section) const {
+  double w = 0;
+  for (const auto& r : rows)
+    if (r.section == section) w = std::max(w, std::fabs(r.error()));
+  return w;
+}
+
+namespace {
+
+struct Ctx {
+  std::map<std::string, ModelSpec> shapes;
+  const Catalog& catalog;
+  const EfficiencyTable& eff;
+};
+
+Result<ModelSpec> model_of(const Ctx& c, const std::string& id, const std::string& where) {
+  auto it = c.shapes.find(id);
+  if (it != c.shapes.end()) return it->second;
+  auto p = Presets::builtin().find(id);
+  if (!p) return make_error(where + ".model", p.error().message);
+  return p;
+}
+
+// Reads the common workload keys of a row.
+Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task) {
+  Workload w;
+  w.task = task;
+  auto get_int = [&](const char* k, int64_t dflt) -> Result<int64_t> {
+    auto r = f.optional_integer(k);
+    if (!r) return r.error();
+    return r->value_or(dflt);
+  };
+  auto tp = get_int("tp", 1), pp = get_int("pp", 1), gpus = get_int("gpus", 0), zero = get_int("zero", 0),
+       vs = get_int("virtual_stages", 1), mb = get_int("micro_batch", 1), seq = get_int("seq", 2048);
+  for (auto* r : {&tp, &pp, &gpus, &zero, &vs, &mb, &seq})
+    if (!*r) return r->error();
+  w.par.tp = *tp;
+  w.par.pp = *pp;
+  const int64_t n = *gpus > 0 ? *gpus : *tp * *pp;
+  if (n % (*tp * *pp) != 0) return make_error(f.field("gpus"), "not a multiple of tp x pp");
+  w.par.dp = n / (*tp * *pp);
+  w.par.zero = static_cast<int>(*zero);
+  w.par.virtual_stages = *vs;
+  w.micro_batch = *mb;
+  w.seq = *seq;
+  auto prec = f.optional_string("precision");
+  if (!prec) return prec.error();
+  auto p = parse_precision(prec->value_or("bf16"));
+  if (!p) return make_error(f.field("precision"), "unknown precision");
+  w.precision = *p;
+  auto rc = f.optional_string("recompute");
+  if (!rc) return rc.error();
+  auto r = parse_recompute(rc->value_or("none"));
+  if (!r) return make_error(f.field("recompute"), "unknown recompute mode");
+  w.recompute = *r;
+  auto sp = f.optional_boolean("sequence_parallel");
+  if (!sp) return sp.error();
+  w.par.sequence_parallel = sp->value_or(true);
+  auto flash = f.optional_boolean("flash_attention");
+  if (!flash) return flash.error();
+  w.flash_attention = flash->value_or(true);
+  if (auto s = w.validate(m)) return make_error(f.field(s->field), s->message);
+  return w;
+}
+
+Result<ValidationRow> run_row(const Ctx& c, const std::string& section, const toml::table& t, const std::string& where) {
+  TomlFields f(t, where);
+  ValidationRow row;
+  row.section = section;
+  for (auto [k, out] : {std::pair{"what", &row.what}, std::pair{"source", &row.source}}) {
+    auto s = f.string(k);
+    if (!s) return s.error();
+    *out = *s;
+  }
+  auto assumed = f.optional_string("assumed");
+  if (!assumed) return assumed.error();
+  row.assumed = assumed->value_or("");
+  auto published = f.number("published");
+  if (!published) return published.error();
+  if (*published <= 0) return make_error(f.field("published"), "must be positive");
+  row.published = *published;
+  auto model_id = f.string("model");
+  auto gpu_id = f.string("gpu");
+  if (!model_id) return model_id.error();
+  if (!gpu_id) return gpu_id.error();
+  auto m = model_of(c, *model_id, where);
+  if (!m) return m.error();
+  auto gpu = c.catalog.find(*gpu_id, where + ".gpu");
+  if (!gpu) return gpu.error();
+  const Efficiency eff = c.eff.for_gpu(*gpu);
+  Cluster cluster = default_cluster(*gpu);
+  auto net = f.optional_number("network_gbps");
+  if (!net) return net.error();
+  if (*net) cluster.network_Bps = **net * 1e9 / 8;
+
+  if (section == "operation") {
+    row.metric = "op_time_s";
+    auto op_name = f.string("op");
+    auto tokens = f.number("tokens");
+    if (!op_name) return op_name.error();
+    if (!tokens) return tokens.error();
+    ForwardShape s;
+    s.tokens = *tokens;
+    s.kv_len = *tokens;
+    for (const Op& op : block_forward_ops(*m, s))
+      if (op.name == *op_name) row.predicted = time_op(op, *gpu, eff, Precision::bf16).total_s();
+    if (row.predicted == 0) return make_error(f.field("op"), "no operation named '" + *op_name + "'");
+    return row;
+  }
+  auto metric = f.string("metric");
+  if (!metric) return metric.error();
+  row.metric = *metric;
+  if (section == "training") {
+    auto w = row_workload(f, *m, Task::pretrain);
+    if (!w) return w.error();
+    TrainingRun run;
+    auto gb = f.optional_integer("global_batch");
+    if (!gb) return gb.error();
+    run.global_batch = gb->value_or(0);
+    auto tokens = f.optional_number("tokens");
+    if (!tokens) return tokens.error();
+    run.tokens = *tokens;
+    auto overlap = f.optional_boolean("overlap_dp_comm");
+    if (!overlap) return overlap.error();
+    run.overlap_dp_comm = overlap->value_or(true);
+    const TrainingEstimate e = estimate_training(*m, *w, *gpu, eff, cluster, run);
+    if (row.metric == "tflops_per_gpu") row.predicted = e.hardware_flops_per_step / e.step_time_s / w->par.gpus() / 1e12;
+    else if (row.metric == "step_time_s") row.predicted = e.step_time_s;
+    else if (row.metric == "mfu") row.predicted = e.mfu;
+    else if (row.metric == "gpu_hours" && e.gpu_hours) row.predicted = *e.gpu_hours;
+    else return make_error(f.field("metric"), "unknown training metric '" + row.metric + "' (gpu_hours needs tokens)");
+    return row;
+  }
+  auto w = row_workload(f, *m, Task::infer);
+  if (!w) return w.error();
+  InferenceRequest req;
+  auto get = [&](const char* k, int64_t& out) -> Status {
+    auto r = f.integer(k);
+    if (!r) return r.error();
+    out = *r;
+    return std::nullopt;
+  };
+  if (auto s = get("prompt", req.prompt_tokens)) return *s;
+  if (auto s = get("output", req.output_tokens)) return *s;
+  if (auto s = get("concurrency", req.concurrency)) return *s;
+  const InferenceEstimate e = estimate_inference(*m, *w, req, *gpu, eff, cluster);
+  if (row.metric == "tokens_per_s") row.predicted = e.output_tokens_per_s;
+  else if (row.metric == "prefill_tokens_per_s") row.predicted = e.prefill_tokens_per_s;
+  else if (row.metric == "ttft_s") row.predicted = e.ttft_s;
+  else if (row.metric == "tpot_s") row.predicted = e.tpot_s;
+  else if (row.metric == "e2e_latency_s") row.predicted = e.e2e_latency_s;
+  else return make_error(f.field("metric"), "unknown inference metric '" + row.metric + "'");
+  return row;
+}
+
+}  // namespace
+
+Result<ValidationReport> run_validation(std::string_view text, const std::string& origin, const Catalog& catalog,
+                                        const EfficiencyTable& eff) {
+  auto doc = parse_toml(text, origin);
+  if (!doc) return doc.error();
+  Ctx c{{}, catalog, eff};
+  if (const toml::array* shapes = doc->get_as<toml::array>("shape")) {
+    for (size_t i = 0; i < shapes->size(); ++i) {
+      const toml::table* t = shapes->get(i)->as_table();
+      const std::string where = fmt::format("{}: shape[{}]", origin, i);
+      if (!t) return make_error(where, "must be a table");
+      auto m = model_from_table(*t, where);
+      if (!m) return m.error();
+      c.shapes.emplace(m->id, *m);
+    }
+  }
+  ValidationReport rep;
+  for (const char* section : {"training", "inference", "operation"}) {
+    const toml::array* rows = doc->get_as<toml::array>(section);
+    if (!rows) continue;
+    for (size_t i = 0; i < rows->size(); ++i) {
+      const toml::table* t = rows->get(i)->as_table();
+      const std::string where = fmt::format("{}: {}[{}]", origin, section, i);
+      if (!t) return make_error(where, "must be a table");
+      auto row = run_row(c, section, *t, where);
+      if (!row) return row.error();
+      rep.rows.push_back(*row);
+    }
+  }
+  return rep;
+}
+
+Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const EfficiencyTable& eff) {
+  return run_validation(data::embedded_file("validation.toml"), "built-in validation.toml", catalog, eff);
+}
+
+}  // namespace gpuplan

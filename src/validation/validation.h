@@ -1,0 +1,34 @@
+// The published-measurement tables (data/validation.toml) run through the performance model:
+// each row's prediction, its error, and the mean absolute percentage error per section.
+// `gpuplan validate` prints this; the test suite holds it to its targets.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hardware/catalog.h"
+#include "hardware/efficiency.h"
+#include "util/status.h"
+
+namespace gpuplan {
+
+struct ValidationRow {
+  std::string section;  // training, inference, operation
+  std::string what, metric, source, assumed;
+  double published = 0, predicted = 0;
+  double error() const { return (predicted - published) / published; }
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  // Mean absolute percentage error of one section (0..1).
+  double mape(const std::string& section) const;
+  double worst(const std::string& section) const;
+};
+
+Result<ValidationReport> run_validation(std::string_view toml_text, const std::string& origin,
+                                        const Catalog& catalog, const EfficiencyTable& eff);
+// The built-in table.
+Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const EfficiencyTable& eff);
+
+}  // namespace gpuplan

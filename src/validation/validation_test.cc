@@ -1,0 +1,59 @@
+// The performance model against published runs (data/validation.toml, each row citing its
+// source). Prints the table; fails when a section misses its accuracy target.
+#include "validation/validation.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gpuplan {
+
+namespace {
+const ValidationReport& report() {
+  static const ValidationReport r = [] {
+    auto rep = run_builtin_validation(Catalog::builtin(), EfficiencyTable::builtin());
+    if (!rep) {
+      ADD_FAILURE() << rep.error().to_string();
+      return ValidationReport{};
+    }
+    return *rep;
+  }();
+  return r;
+}
+
+void print(const std::string& section) {
+  std::string out = fmt::format("\n{:<58} {:>16} {:>12} {:>12} {:>8}\n", section, "metric", "published", "predicted", "error");
+  for (const auto& r : report().rows)
+    if (r.section == section)
+      out += fmt::format("{:<58} {:>16} {:>12.4g} {:>12.4g} {:>+7.1f}%\n", r.what, r.metric, r.published, r.predicted, r.error() * 100);
+  out += fmt::format("MAPE {:.1f}%, worst {:.1f}%\n", report().mape(section) * 100, report().worst(section) * 100);
+  std::printf("%s", out.c_str());
+}
+}  // namespace
+
+TEST(PerformanceValidation, TrainingWithinFifteenPercentMapeEveryRowWithinThirty) {
+  print("training");
+  ASSERT_GE(report().rows.size(), 20u);
+  EXPECT_LE(report().mape("training"), 0.15);
+  for (const auto& r : report().rows)
+    if (r.section == "training") {
+      EXPECT_LT(std::fabs(r.error()), 0.30) << r.what << " (" << r.source << ")";
+    }
+}
+
+TEST(PerformanceValidation, InferenceWithinTwentyFivePercentMape) {
+  print("inference");
+  EXPECT_LE(report().mape("inference"), 0.25);
+}
+
+TEST(PerformanceValidation, SingleGemmsWithinTwentyPercent) {
+  print("operation");
+  for (const auto& r : report().rows)
+    if (r.section == "operation") {
+      EXPECT_LT(std::fabs(r.error()), 0.20) << r.what;
+    }
+}
+
+}  // namespace gpuplan
