@@ -71,5 +71,18 @@ json_has gpus_json_tier "len(d) >= 3 and all(g['tier']=='consumer' for g in d)" 
 json_has gpus_json_min_memory "all(g['memory_gb'] >= 80 for g in d) and any(g['id']=='b200' for g in d)" -- gpus --min-memory 80 --json
 json_has model_directory "d['model']['tensor_parameters'] == 4096" -- memory --model "$root/tests/fixtures/tiny-model" --json
 
+json_has train_json "all(k in d for k in ['step_time_s','tokens_per_s','mfu','hfu','time_to_train_s','gpu_hours','breakdown']) and 0 < d['mfu'] < 1 and d['gpu_hours'] > 0" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --tokens 1e10 --json
+json_has train_epochs_json "d['time_per_epoch_s'] > 0 and abs(d['time_to_train_s'] - 3 * d['time_per_epoch_s']) < 1e-6 * d['time_to_train_s']" -- train --model gpt2 --gpu rtx-4090 --epochs 3 --dataset-tokens 1e8 --json
+json_has infer_json "all(k in d for k in ['ttft_s','tpot_s','output_tokens_per_s','max_concurrency']) and d['tpot_s'] > 0 and d['max_concurrency'] > 1" -- infer --model llama-3.1-8b --gpu h100-sxm --prompt 512 --output 128 --concurrency 4 --json
+json_has infer_tp_json "d['tp'] == 4 and d['max_concurrency'] >= 1" -- infer --model llama-3.1-70b --gpu h100-sxm --gpus 4 --tp 4 --prompt 2048 --output 256 --json
+json_has roofline_decode "d['verdict'] == 'memory-bound' and d['ridge_point'] > 100 and all(k in d['operations'][0] for k in ['name','flops','bytes','intensity','bound'])" -- roofline --model llama-3.1-8b --gpu h100-sxm --task decode --json
+json_has roofline_prefill "d['verdict'] == 'compute-bound'" -- roofline --model llama-3.1-70b --gpu h100-sxm --task prefill --seq 4096 --json
+json_has validate_json "d['mape']['training'] <= 0.15 and d['mape']['inference'] <= 0.25 and len(d['rows']) >= 40" -- validate --json
+check infer_encoder 2 "--model: is an encoder" -- infer --model bert-base --gpu t4
+check infer_bad_prompt 2 "--prompt: must be" -- infer --model gpt2 --gpu t4 --prompt 0
+check train_needs_gpu 2 "gpu" -- train --model gpt2
+check roofline_bad_task 2 "--task: must be train, prefill or decode" -- roofline --model gpt2 --gpu t4 --task serve
+check train_bad_global_batch 2 "--global-batch: 10 is not a multiple" -- train --model gpt2 --gpu t4 --gpus 4 --global-batch 10
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -198,10 +198,14 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
           fmt::format("s x b x vocab {} x ({} + 4 + 4) B", m.vocab, B));
     }
   } else {
-    // Inference: only one layer's transient tensors live at once, for the prefill of the batch.
+    // Inference: only one layer's transient tensors live at once, for the tokens of one forward.
+    // Serving engines cap the tokens batched into a forward (vLLM's max_num_batched_tokens, 8,192
+    // by default with chunked prefill), so many long sequences do not all prefill at once.
     const double per_token = (4.0 * m.hidden + m.q_dim() + 2.0 * m.kv_dim() +
                               (m.traits.glu ? 3.0 : 2.0) * m.intermediate) / t * B;
-    add("activations", "prefill working set (one layer)", per_token * tokens, "s x b x (4h + q + 2kv + MLP width) / tp");
+    const double batched = std::min(tokens, std::max<double>(static_cast<double>(w.seq), 8192));
+    add("activations", "prefill working set (one layer)", per_token * batched,
+        fmt::format("{:.0f} tokens per forward x (4h + q + 2kv + MLP width) / tp", batched));
     if (!w.flash_attention)
       add("activations", "attention scores", m.heads / t * static_cast<double>(w.seq) * tokens * B * 2,
           "heads x s^2 x b x 2 (scores and softmax)");

@@ -1,0 +1,176 @@
+#include <gtest/gtest.h>
+
+#include "hardware/catalog.h"
+#include "model/presets.h"
+#include "perf/inference.h"
+#include "perf/operations.h"
+#include "perf/phase_roofline.h"
+#include "perf/training.h"
+
+namespace gpuplan {
+
+namespace {
+ModelSpec preset(const char* id) { return *Presets::builtin().find(id); }
+Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
+Efficiency eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g); }
+}  // namespace
+
+TEST(Roofline, DecodeAtBatchOneIsMemoryBoundOnEveryGpu) {
+  Workload w;
+  w.task = Task::infer;
+  w.micro_batch = 1;
+  w.seq = 2048;
+  for (const Gpu& g : Catalog::builtin().gpus()) {
+    const RooflineReport r = roofline(preset("llama-3.1-8b"), w, g, eff(g), Phase::decode);
+    EXPECT_TRUE(r.memory_bound()) << g.id;
+    for (const auto& op : r.ops)
+      if (op.name == "MLP gate+up projection") {
+        EXPECT_LT(op.intensity, 2.0) << g.id;  // a GEMV does ~1 FLOP per weight byte in 16-bit
+        EXPECT_TRUE(op.memory_bound) << g.id;
+      }
+  }
+}
+
+TEST(Roofline, LargePrefillGemmsAreComputeBoundOnH100) {
+  Workload w;
+  w.task = Task::infer;
+  w.micro_batch = 1;
+  w.seq = 4096;
+  const Gpu h100 = gpu("h100-sxm");
+  const RooflineReport r = roofline(preset("llama-3.1-70b"), w, h100, eff(h100), Phase::prefill);
+  EXPECT_FALSE(r.memory_bound());
+  EXPECT_NEAR(r.ridge_point, 989.5e12 / 3350e9, 1);  // 295 FLOP/byte
+  for (const auto& op : r.ops)
+    if (op.name.find("projection") != std::string::npos) {
+      EXPECT_FALSE(op.memory_bound) << op.name;
+      EXPECT_GT(op.intensity, r.ridge_point) << op.name;
+    }
+}
+
+TEST(Roofline, NormsAndActivationsAreMemoryBoundEvenInTraining) {
+  Workload w;
+  w.micro_batch = 4;
+  const Gpu h100 = gpu("h100-sxm");
+  const RooflineReport r = roofline(preset("llama-3.1-8b"), w, h100, eff(h100), Phase::train);
+  for (const auto& op : r.ops)
+    if (op.name == "attention norm" || op.name == "SwiGLU activation") {
+      EXPECT_TRUE(op.memory_bound) << op.name;
+    }
+}
+
+TEST(Flops, MegatronFormulaForAGpt3Layer) {
+  // Narayanan et al. 2021, Eq. 3 without recompute: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) for fwd+bwd.
+  const ModelSpec m = preset("gpt3-175b");
+  const double B = 1, s = 2048, l = 96, h = 12288, V = 50257;
+  const double expected = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  EXPECT_NEAR(3 * model_forward_flops(m, B * s, s) / expected, 1.0, 1e-9);
+}
+
+TEST(Training, MfuIsBelowOneAndHfuAboveMfuWithRecompute) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.seq = 4096;
+  w.recompute = Recompute::full;
+  w.par.dp = 8;
+  const Gpu h100 = gpu("h100-sxm");
+  const TrainingEstimate e = estimate_training(preset("llama-3.1-8b"), w, h100, eff(h100), default_cluster(h100), {});
+  EXPECT_GT(e.mfu, 0.2);
+  EXPECT_LT(e.mfu, 0.8);
+  EXPECT_NEAR(e.hfu / e.mfu, 4.0 / 3.0, 1e-9);
+}
+
+TEST(Training, TensorParallelOverPcieCostsMoreThanOverNvlink) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.par.tp = 4;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const Gpu h100 = gpu("h100-sxm"), l40s = gpu("l40s");
+  const auto a = estimate_training(m, w, h100, eff(h100), default_cluster(h100), {});
+  const auto b = estimate_training(m, w, l40s, eff(l40s), default_cluster(l40s), {});
+  EXPECT_EQ(a.tp_link, "NVLink");
+  EXPECT_EQ(b.tp_link, "PCIe");
+  EXPECT_GT(b.breakdown.tp_comm_s / b.step_time_s, a.breakdown.tp_comm_s / a.step_time_s);
+}
+
+TEST(Training, PipelineBubbleShrinksWithMoreMicroBatchesAndInterleaving) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.par.tp = 8;
+  w.par.pp = 8;
+  const ModelSpec m = preset("gpt3-175b");
+  const Gpu a100 = gpu("a100-80gb-sxm");
+  TrainingRun run;
+  run.global_batch = 8;
+  const auto few = estimate_training(m, w, a100, eff(a100), default_cluster(a100), run);
+  run.global_batch = 64;
+  const auto many = estimate_training(m, w, a100, eff(a100), default_cluster(a100), run);
+  w.par.virtual_stages = 4;
+  const auto interleaved = estimate_training(m, w, a100, eff(a100), default_cluster(a100), run);
+  // (p-1)/m: 7/8 of a step's compute with 8 micro-batches, 7/64 with 64, and /4 interleaved.
+  EXPECT_GT(few.breakdown.bubble_s / few.step_time_s, many.breakdown.bubble_s / many.step_time_s);
+  EXPECT_NEAR(interleaved.breakdown.bubble_s * 4, many.breakdown.bubble_s,
+              0.2 * many.breakdown.bubble_s);  // comm per micro-batch grows with v
+}
+
+TEST(Training, DataParallelAcrossNodesUsesTheNetwork) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.par.dp = 64;
+  const Gpu h100 = gpu("h100-sxm");
+  const auto e = estimate_training(preset("llama-3.1-8b"), w, h100, eff(h100), default_cluster(h100), {});
+  EXPECT_EQ(e.dp_link, "network");
+  EXPECT_GT(e.breakdown.dp_comm_total_s, 0);
+}
+
+TEST(Training, RunTimeAndGpuHoursFollowFromTokens) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.par.dp = 8;
+  const Gpu h100 = gpu("h100-sxm");
+  TrainingRun run;
+  run.tokens = 1e9;
+  const auto e = estimate_training(preset("llama-3.1-8b"), w, h100, eff(h100), default_cluster(h100), run);
+  ASSERT_TRUE(e.time_to_train_s && e.gpu_hours);
+  EXPECT_NEAR(*e.time_to_train_s, 1e9 / e.tokens_per_s, 1e-6);
+  EXPECT_NEAR(*e.gpu_hours, *e.time_to_train_s / 3600 * 8, 1e-6);
+}
+
+TEST(Inference, DecodeIsBoundByWeightBytesOverBandwidth) {
+  Workload w;
+  w.task = Task::infer;
+  const Gpu h100 = gpu("h100-sxm");
+  const ModelSpec m = preset("llama-3.1-8b");
+  const auto e = estimate_inference(m, w, {128, 128, 1}, h100, eff(h100), default_cluster(h100));
+  // 16 GB of bf16 weights at 3.35 TB/s is 4.8 ms; achievable bandwidth and launches add to it.
+  EXPECT_GT(e.tpot_s, 16.06e9 / 3.35e12);
+  EXPECT_LT(e.tpot_s, 3 * 16.06e9 / 3.35e12);
+  EXPECT_GT(e.decode_weight_read_s, 0.6 * e.tpot_s);
+}
+
+TEST(Inference, QuantisedWeightsDecodeFaster) {
+  const Gpu g = gpu("rtx-4090");
+  const ModelSpec m = preset("llama-3.1-8b");
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::bf16;
+  const double bf16 = estimate_inference(m, w, {128, 128, 1}, g, eff(g), default_cluster(g)).tpot_s;
+  w.precision = Precision::int4;
+  const double int4 = estimate_inference(m, w, {128, 128, 1}, g, eff(g), default_cluster(g)).tpot_s;
+  EXPECT_LT(int4, bf16 / 2);
+}
+
+TEST(Inference, BatchingRaisesTotalThroughputAndKvLimitsConcurrency) {
+  const Gpu g = gpu("h100-sxm");
+  const ModelSpec m = preset("llama-3.1-8b");
+  Workload w;
+  w.task = Task::infer;
+  const auto one = estimate_inference(m, w, {1024, 256, 1}, g, eff(g), default_cluster(g));
+  const auto many = estimate_inference(m, w, {1024, 256, 32}, g, eff(g), default_cluster(g));
+  EXPECT_GT(many.total_output_tokens_per_s, 10 * one.total_output_tokens_per_s);
+  ASSERT_TRUE(one.max_concurrency.has_value());
+  // 80 GB less 16 GB of weights over 1,280 tokens x 128 KiB each: a few hundred sequences.
+  EXPECT_GT(*one.max_concurrency, 200);
+  EXPECT_LT(*one.max_concurrency, 500);
+}
+
+}  // namespace gpuplan
