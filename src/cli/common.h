@@ -50,5 +50,6 @@ struct Command {
 std::vector<Command> catalog_commands();  // gpus, models
 std::vector<Command> memory_commands();   // memory
 std::vector<Command> perf_commands();     // train, infer, roofline, validate
+std::vector<Command> advise_commands();   // plan, cost, advise
 
 }  // namespace gpuplan::cli

@@ -20,6 +20,37 @@ Result<PriceBook> PriceBook::from_table(const toml::table& doc, const std::strin
   const toml::array* rows = doc.get_as<toml::array>("price");
   if (!rows) return make_error(origin, "no [[price]] entries");
   PriceBook book;
+  if (const toml::node* own = doc.get("ownership")) {
+    const toml::table* t = own->as_table();
+    if (!t) return make_error(origin + ": ownership", "must be a table");
+    TomlFields f(*t, origin + ": ownership");
+    struct K {
+      const char* key;
+      double* out;
+      double lo, hi;
+    };
+    OwnershipCosts& o = book.ownership_;
+    for (const K& k : {K{"electricity_usd_per_kwh", &o.electricity_usd_per_kwh, 0, 10},
+                       K{"pue", &o.pue, 1, 5}, K{"host_power_fraction", &o.host_power_fraction, 0, 5},
+                       K{"server_overhead_fraction", &o.server_overhead_fraction, 0, 10},
+                       K{"busy_power_fraction", &o.busy_power_fraction, 0, 1.5},
+                       K{"lifetime_years", &o.lifetime_years, 0.1, 30}}) {
+      auto v = f.optional_number(k.key);
+      if (!v) return v.error();
+      if (!*v) continue;
+      if (**v < k.lo || **v > k.hi) return make_error(f.field(k.key), fmt::format("must be between {} and {}", k.lo, k.hi));
+      *k.out = **v;
+    }
+    for (const auto& [key, v] : *t) {
+      const std::string k(key.str());
+      if (k.size() > 7 && k.substr(k.size() - 7) == "_source") continue;
+      bool known = false;
+      for (const char* n : {"electricity_usd_per_kwh", "pue", "host_power_fraction", "server_overhead_fraction",
+                            "busy_power_fraction", "lifetime_years"})
+        known = known || k == n;
+      if (!known) return make_error(f.field(k), "unknown ownership key");
+    }
+  }
   for (size_t i = 0; i < rows->size(); ++i) {
     const std::string where = fmt::format("{}: price[{}]", origin, i);
     const toml::table* t = rows->get(i)->as_table();

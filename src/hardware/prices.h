@@ -30,6 +30,16 @@ struct GpuPrice {
   std::optional<CloudPrice> cheapest_cloud() const;
 };
 
+// What owning hardware costs beside the card itself: power, cooling, servers, depreciation.
+struct OwnershipCosts {
+  double electricity_usd_per_kwh = 0.127;
+  double pue = 1.56;
+  double host_power_fraction = 0.82;
+  double server_overhead_fraction = 0.35;
+  double busy_power_fraction = 0.8;
+  double lifetime_years = 3;
+};
+
 class PriceBook {
  public:
   static Result<PriceBook> from_toml(std::string_view text, const std::string& origin);
@@ -38,10 +48,12 @@ class PriceBook {
 
   const GpuPrice* find(const std::string& gpu_id) const;
   const std::vector<GpuPrice>& prices() const { return prices_; }
+  const OwnershipCosts& ownership() const { return ownership_; }
 
  private:
   static Result<PriceBook> from_table(const toml::table& doc, const std::string& origin);
   std::vector<GpuPrice> prices_;
+  OwnershipCosts ownership_;
 };
 
 }  // namespace gpuplan

@@ -1,0 +1,58 @@
+// The workload file (TOML) a team writes once: training jobs, inference services and constraints
+// (budget, tiers, cloud or on-prem, power price, lifetime, busy hours). Every key is checked; an
+// error names the key. See examples/ for the layout.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/gpu.h"
+#include "hardware/prices.h"
+#include "model/model.h"
+#include "planner/serving_planner.h"
+#include "util/status.h"
+#include "workload/workload.h"
+
+namespace gpuplan {
+
+struct TrainingJob {
+  std::string name;
+  ModelSpec model;
+  Workload workload;         // task, precision, optimizer, seq, flash attention, LoRA rank
+  int64_t global_batch = 0;  // sequences per step; 0 = planner default
+  double tokens = 0;         // tokens processed by one run (epochs x dataset tokens)
+  std::optional<double> deadline_s;
+  int64_t runs = 1;          // how many times the job runs over the hardware's lifetime
+};
+
+struct InferenceService {
+  std::string name;
+  ModelSpec model;
+  Workload workload;  // weight and KV precision
+  ServiceTarget target;
+};
+
+struct Constraints {
+  std::optional<double> budget_capex_usd, budget_monthly_usd;
+  std::vector<Tier> tiers = {Tier::datacenter, Tier::workstation, Tier::consumer};
+  bool allow_cloud = true, allow_buy = true;
+  std::vector<std::string> gpus;  // restrict to these catalog ids (empty = all)
+  int64_t max_gpus = 64;
+  double busy_hours_per_month = 730;  // when owned: hours a month the cards draw power
+  OwnershipCosts own;
+};
+
+struct AdviseRequest {
+  std::string name;
+  std::vector<TrainingJob> training;
+  std::vector<InferenceService> inference;
+  Constraints constraints;
+};
+
+// `today_days` is the date deadlines are checked against, in days since 1970-01-01.
+// `defaults` supplies the ownership costs the file may override.
+Result<AdviseRequest> parse_workload_file(std::string_view text, const std::string& origin, int64_t today_days,
+                                          const OwnershipCosts& defaults);
+
+}  // namespace gpuplan

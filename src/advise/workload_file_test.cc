@@ -1,0 +1,83 @@
+#include "advise/workload_file.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuplan {
+
+namespace {
+constexpr int64_t kToday = 20790;  // 2026-12-02
+Result<AdviseRequest> parse(const std::string& text) { return parse_workload_file(text, "w.toml", kToday, OwnershipCosts{}); }
+const char* kJob = "[[training]]\nname='ft'\nmodel='llama-3.1-8b'\ntask='qlora'\ntokens=1e8\n";
+}  // namespace
+
+TEST(WorkloadFile, ReadsJobsServicesAndConstraints) {
+  auto r = parse(std::string(kJob) +
+                 "deadline_days=2\n[[inference]]\nname='chat'\nmodel='llama-3.1-8b'\nprompt_tokens=512\noutput_tokens=128\n"
+                 "peak_rps=10\naverage_rps=2\nttft_target_s=1\ntpot_target_s=0.05\n"
+                 "[constraints]\nbudget_capex_usd=10000\ntiers=['consumer']\nmodes=['buy']\nbusy_hours_per_month=200\n");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->training.size(), 1u);
+  EXPECT_EQ(r->training[0].workload.task, Task::qlora);
+  EXPECT_DOUBLE_EQ(*r->training[0].deadline_s, 2 * 86400.0);
+  EXPECT_EQ(r->inference[0].target.peak_rps, 10);
+  EXPECT_FALSE(r->constraints.allow_cloud);
+  EXPECT_EQ(r->constraints.tiers.size(), 1u);
+}
+
+TEST(WorkloadFile, UnknownKeyIsNamed) {
+  auto r = parse(std::string(kJob) + "epoch=3\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "w.toml: training[0].epoch");
+}
+
+TEST(WorkloadFile, WrongTypeIsNamed) {
+  auto r = parse("[[training]]\nname='ft'\nmodel='llama-3.1-8b'\ntokens='lots'\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "w.toml: training[0].tokens");
+}
+
+TEST(WorkloadFile, DeadlineInThePastIsRejected) {
+  auto r = parse(std::string(kJob) + "deadline=2025-01-01\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "w.toml: training[0].deadline");
+  EXPECT_NE(r.error().message.find("not in the future"), std::string::npos);
+  EXPECT_TRUE(parse(std::string(kJob) + "deadline=2027-06-30\n").ok());
+}
+
+TEST(WorkloadFile, ZeroBudgetIsRejected) {
+  auto r = parse(std::string(kJob) + "[constraints]\nbudget_capex_usd=0\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "w.toml: constraints.budget_capex_usd");
+}
+
+TEST(WorkloadFile, MalformedTomlIsAnError) {
+  auto r = parse("[[training]\nname=");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("malformed TOML"), std::string::npos);
+}
+
+TEST(WorkloadFile, UnknownModelAndTierAreNamed) {
+  auto m = parse("[[training]]\nname='ft'\nmodel='llama-9'\ntokens=1e8\n");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().field, "w.toml: training[0].model");
+  auto t = parse(std::string(kJob) + "[constraints]\ntiers=['cloud']\n");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().field, "w.toml: constraints.tiers");
+}
+
+TEST(WorkloadFile, TokensOrEpochsButNotBoth) {
+  EXPECT_FALSE(parse("[[training]]\nname='ft'\nmodel='gpt2'\ntokens=1e8\nepochs=2\ndataset_tokens=1e6\n").ok());
+  EXPECT_FALSE(parse("[[training]]\nname='ft'\nmodel='gpt2'\n").ok());
+  EXPECT_TRUE(parse("[[training]]\nname='ft'\nmodel='gpt2'\nepochs=2\ndataset_tokens=1e6\n").ok());
+}
+
+TEST(WorkloadFile, AverageRateAbovePeakIsRejected) {
+  auto r = parse("[[inference]]\nname='c'\nmodel='gpt2'\nprompt_tokens=1\noutput_tokens=1\npeak_rps=1\naverage_rps=5\n"
+                 "ttft_target_s=1\ntpot_target_s=1\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "w.toml: inference[0].average_rps");
+}
+
+TEST(WorkloadFile, EmptyFileIsAnError) { EXPECT_FALSE(parse("name='x'\n").ok()); }
+
+}  // namespace gpuplan

@@ -1,0 +1,131 @@
+#include <gtest/gtest.h>
+
+#include "hardware/catalog.h"
+#include "memory/fit.h"
+#include "model/presets.h"
+#include "planner/serving_planner.h"
+#include "planner/training_planner.h"
+
+namespace gpuplan {
+
+namespace {
+Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
+Efficiency eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g); }
+}  // namespace
+
+// Llama 3 405B as published (Llama 3 Herd of Models, Table 4): 8,192 H100, TP 8, PP 16, DP 64,
+// 2,048 sequences of 8,192 tokens per step.
+TEST(TrainingPlanner, BeatsOrMatchesTheLlama3LayoutAndFits) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-405b");
+  const Gpu h100 = gpu("h100-sxm");
+  const Cluster cluster = default_cluster(h100);
+  Workload base;
+  base.task = Task::pretrain;
+  base.seq = 8192;
+  Workload published = base;
+  published.par.tp = 8, published.par.pp = 16, published.par.dp = 64, published.par.virtual_stages = 2;
+  published.par.sequence_parallel = true;
+  published.micro_batch = 1;
+  published.recompute = Recompute::selective;
+  TrainingRun run;
+  run.global_batch = 2048;
+  const double published_step = estimate_training(m, published, h100, eff(h100), cluster, run).step_time_s;
+
+  PlanSpace space;
+  space.min_gpus = space.max_gpus = 8192;
+  space.global_batch = 2048;
+  const PlanResult r = plan_training(m, base, h100, eff(h100), cluster, space);
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_LE(r.best->estimate.step_time_s, published_step);
+  EXPECT_LE(estimate_memory(m, r.best->workload, eff(h100)).nvidia_smi(), usable_memory_bytes(h100));
+  EXPECT_EQ(r.best->workload.par.gpus(), 8192);
+  EXPECT_GT(r.configs_evaluated, 100);
+}
+
+// Korthikanti et al. 2022, Table 3: 175B on 64 A100s as TP 8 x PP 8, batch 64.
+TEST(TrainingPlanner, BeatsOrMatchesTheMegatron175bLayout) {
+  const ModelSpec m = *Presets::builtin().find("gpt3-175b");
+  const Gpu a100 = gpu("a100-80gb-sxm");
+  const Cluster cluster = default_cluster(a100);
+  Workload base;
+  base.task = Task::pretrain;
+  base.seq = 2048;
+  Workload published = base;
+  published.par.tp = 8, published.par.pp = 8, published.par.dp = 1, published.par.virtual_stages = 3;
+  published.recompute = Recompute::selective;
+  TrainingRun run;
+  run.global_batch = 64;
+  PlanSpace space;
+  space.min_gpus = space.max_gpus = 64;
+  space.global_batch = 64;
+  space.virtual_stages = {1, 2, 3, 4};
+  const PlanResult r = plan_training(m, base, a100, eff(a100), cluster, space);
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_LE(r.best->estimate.step_time_s, estimate_training(m, published, a100, eff(a100), cluster, run).step_time_s);
+  EXPECT_LE(r.best->memory_per_gpu_bytes, usable_memory_bytes(a100));
+}
+
+TEST(TrainingPlanner, ReportsTheBestLayoutAtEachCountAndRunnersUpInOrder) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  const Gpu h100 = gpu("h100-sxm");
+  PlanSpace space;
+  space.min_gpus = 1;
+  space.max_gpus = 16;
+  space.global_batch = 64;
+  Workload base;
+  base.task = Task::pretrain;
+  const PlanResult r = plan_training(m, base, h100, eff(h100), default_cluster(h100), space);
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_GE(r.best_per_count.size(), 3u);
+  double last = r.best->estimate.step_time_s;
+  for (const auto& c : r.runners_up) {
+    EXPECT_GE(c.estimate.step_time_s, last);
+    last = c.estimate.step_time_s;
+  }
+  for (const auto& c : r.best_per_count) EXPECT_EQ(c.workload.micro_batch * c.workload.grad_accum * c.workload.par.dp, 64);
+}
+
+TEST(TrainingPlanner, FindsNothingWhenNothingFits) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-405b");
+  const Gpu t4 = gpu("t4");
+  PlanSpace space;
+  space.max_gpus = 8;
+  Workload base;
+  base.task = Task::pretrain;
+  EXPECT_FALSE(plan_training(m, base, t4, eff(t4), default_cluster(t4), space).best.has_value());
+}
+
+TEST(ServingPlanner, MeetsTheLatencyTargetsAndScalesReplicasWithLoad) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  const Gpu h100 = gpu("h100-sxm");
+  Workload w;
+  w.task = Task::infer;
+  ServiceTarget t;
+  t.prompt_tokens = 1024;
+  t.output_tokens = 256;
+  t.peak_rps = 50;
+  t.average_rps = 10;
+  t.ttft_s = 1.0;
+  t.tpot_s = 0.05;
+  const ServingPlan p = plan_serving(m, w, h100, eff(h100), default_cluster(h100), t);
+  ASSERT_TRUE(p.best.has_value());
+  EXPECT_LE(p.best->tpot_s, t.tpot_s);
+  EXPECT_LE(p.best->ttft_s, t.ttft_s);
+  EXPECT_GE(p.best->replicas_peak * p.best->replica_rps, t.peak_rps);
+  EXPECT_LT(p.best->replicas_min, p.best->replicas_peak);
+}
+
+TEST(ServingPlanner, ATpotTargetBelowTheWeightReadTimeCannotBeMet) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-70b");
+  const Gpu l4 = gpu("l4");
+  Workload w;
+  w.task = Task::infer;
+  ServiceTarget t;
+  t.tpot_s = 0.005;  // 5 ms a token: 141 GB of weights at 300 GB/s per card cannot get there on 8 L4s
+  const ServingPlan p = plan_serving(m, w, l4, eff(l4), default_cluster(l4), t);
+  EXPECT_FALSE(p.best.has_value());
+  ASSERT_FALSE(p.options.empty());
+  for (const auto& o : p.options) EXPECT_FALSE(o.why_not.empty());
+}
+
+}  // namespace gpuplan
