@@ -22,7 +22,7 @@ build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	./$(BUILD)/gpuplan memory --model llama-3.1-8b --task qlora --recompute full --gpu rtx-4090
+	./$(BUILD)/gpuplan advise
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -84,5 +84,24 @@ check train_needs_gpu 2 "gpu" -- train --model gpt2
 check roofline_bad_task 2 "--task: must be train, prefill or decode" -- roofline --model gpt2 --gpu t4 --task serve
 check train_bad_global_batch 2 "--global-batch: 10 is not a multiple" -- train --model gpt2 --gpu t4 --gpus 4 --global-batch 10
 
+json_has plan_json "all(k in d['best'] for k in ['gpus','tp','pp','dp','micro_batch','zero','recompute','step_time_s','mfu']) and isinstance(d['runners_up'], list) and d['configs_evaluated'] > 1000" -- plan --model llama-3.1-70b --gpu h100-sxm --gpus 8..64 --seq 4096 --global-batch 256 --json
+json_has plan_single_count "d['best']['gpus'] == 16" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 16 --json
+json_has cost_json "d['cheaper'] in ('cloud','buy') and 'break_even_months' in d and d['cloud_cost_usd'] > 0 and d['own_cost_usd'] > 0" -- cost --gpu h100-sxm --gpus 8 --hours-per-month 730 --years 3 --json
+json_has cost_light_use "d['cheaper'] == 'cloud'" -- cost --gpu h100-sxm --hours-per-month 20 --json
+json_has advise_default "d['recommendation']['mode'] in ('cloud','buy') and all(k in d['recommendation'] for k in ['gpu','gpus','tier','total_cost_usd','reasons']) and len(d['candidates']) > 3 and all('why' in r for r in d['rejected'])" -- advise --json
+json_has advise_chat "d['recommendation'] is not None and d['recommendation']['services'][0]['tpot_s'] <= 0.05" -- advise "$root/examples/chat-service-8b.toml" --json
+check plan_bad_range 2 "--gpus: must be a count or a range" -- plan --model gpt2 --gpu t4 --gpus 8..x
+check cost_no_prices 2 "--gpu: no cloud or purchase price" -- cost --gpu h100-nvl --prices "$root/tests/fixtures/empty-prices.toml"
+check advise_missing_file 2 "cannot open workload file" -- advise /nonexistent.toml
+printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\nbogus=1\n' >"$tmp/w1.toml"
+check advise_unknown_key 2 "training\[0\].bogus: unknown key" -- advise "$tmp/w1.toml"
+printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens="many"\n' >"$tmp/w2.toml"
+check advise_wrong_type 2 "training\[0\].tokens: must be a number" -- advise "$tmp/w2.toml"
+printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\ndeadline=2020-01-01\n' >"$tmp/w3.toml"
+check advise_past_deadline 2 "deadline: 2020-01-01 is not in the future" -- advise "$tmp/w3.toml"
+printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\n[constraints]\nbudget_monthly_usd=0\n' >"$tmp/w4.toml"
+check advise_zero_budget 2 "budget_monthly_usd: must be positive" -- advise "$tmp/w4.toml"
+check advise_markdown 0 "" -- advise --markdown
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{"gpuplan: plan GPU hardware for AI training and inference, from first principles"};
   app.set_version_flag("--version", "gpuplan 0.1.0");
   app.require_subcommand(1);
+  app.fallthrough();  // --catalog/--prices/--calibration also work after the subcommand
   cli::DataFlags flags;
   app.add_option("--catalog", flags.catalog_path, "GPU catalog TOML replacing the built-in one")->option_text("FILE");
   app.add_option("--prices", flags.prices_path, "price TOML replacing the built-in one")->option_text("FILE");

@@ -1,0 +1,33 @@
+// The planner's search rate on its hardest built-in case: Llama 3.1 405B on every power-of-two
+// cluster from 8 to 16,384 H100s. Reports layouts evaluated per second.
+#include <benchmark/benchmark.h>
+
+#include "hardware/catalog.h"
+#include "model/presets.h"
+#include "planner/training_planner.h"
+
+using namespace gpuplan;
+
+static void BM_Plan405bSweep(benchmark::State& state) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-405b");
+  const Gpu g = *Catalog::builtin().find("h100-sxm");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload base;
+  base.task = Task::pretrain;
+  base.seq = 8192;
+  PlanSpace space;
+  space.min_gpus = 8;
+  space.max_gpus = 16384;
+  space.global_batch = 2048;
+  int64_t configs = 0;
+  for (auto _ : state) {
+    const PlanResult r = plan_training(m, base, g, eff, default_cluster(g), space);
+    configs += r.configs_evaluated;
+    benchmark::DoNotOptimize(r.best);
+  }
+  state.SetItemsProcessed(configs);
+  state.counters["configs_per_sweep"] = static_cast<double>(configs) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_Plan405bSweep)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
