@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PACKAGES = g++ cmake make python3 libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev \
-               libgtest-dev libbenchmark-dev clang chromium
+               libgtest-dev libbenchmark-dev clang chromium python3-torch
 
 .PHONY: deps build demo test asan fuzz bench clean
 

@@ -51,5 +51,6 @@ std::vector<Command> catalog_commands();  // gpus, models
 std::vector<Command> memory_commands();   // memory
 std::vector<Command> perf_commands();     // train, infer, roofline, validate
 std::vector<Command> advise_commands();   // plan, cost, advise
+std::vector<Command> profile_commands();  // profile, doctor, bench
 
 }  // namespace gpuplan::cli

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   cli::Context ctx(flags);
 
   std::vector<cli::Command> commands;
-  for (auto* group : {&cli::catalog_commands, &cli::memory_commands, &cli::perf_commands, &cli::advise_commands})
+  for (auto* group : {&cli::catalog_commands, &cli::memory_commands, &cli::perf_commands, &cli::advise_commands, &cli::profile_commands})
     for (auto& c : (*group)()) commands.push_back(std::move(c));
   std::function<int()> run;
   std::vector<std::string> names;

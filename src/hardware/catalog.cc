@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 
 #include "data/embedded.h"
@@ -185,6 +186,46 @@ Result<Gpu> Catalog::find(const std::string& id, const std::string& field) const
     if (g.id == id) return g;
   return make_error(field, "unknown GPU '" + id + "'" + did_you_mean(id, ids()) +
                                "; `gpuplan gpus` lists them");
+}
+
+std::optional<std::string> Catalog::match_device(const std::string& driver_name, double memory_bytes) const {
+  std::string n;
+  for (char c : driver_name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  const double gib = memory_bytes / (1024.0 * 1024 * 1024);
+  // Order matters: the more specific names first (driver names as nvidia-smi prints them).
+  struct Rule {
+    bool match;
+    const char* id;
+  };
+  const Rule rules[] = {
+      {has("b200"), "b200"},
+      {has("h200"), "h200-sxm"},
+      {has("h100") && has("nvl"), "h100-nvl"},
+      {has("h100") && has("pcie"), "h100-pcie"},
+      {has("h100"), "h100-sxm"},
+      {has("a100") && gib > 60 && has("pcie"), "a100-80gb-pcie"},
+      {has("a100") && gib > 60, "a100-80gb-sxm"},
+      {has("a100"), "a100-40gb-sxm"},
+      {has("l40s"), "l40s"},
+      {has(" l4") && !has("l40"), "l4"},
+      {has(" a10") && !has("a100") && !has("a10g"), "a10"},
+      {has("v100") && gib > 20, "v100-32gb"},
+      {has("t4") && !has("rtx"), "t4"},
+      {has("rtx pro 6000"), "rtx-pro-6000"},
+      {has("rtx 6000 ada"), "rtx-6000-ada"},
+      {has("rtx a6000"), "rtx-a6000"},
+      {has("5090"), "rtx-5090"},
+      {has("4090"), "rtx-4090"},
+      {has("3090"), "rtx-3090"},
+      {has("3060") && gib > 10, "rtx-3060-12gb"},
+      {has("mi325x"), "mi325x"},
+      {has("mi300x"), "mi300x"},
+      {has("gaudi"), "gaudi3"},
+  };
+  for (const Rule& r : rules)
+    if (r.match && find(r.id).ok()) return std::string(r.id);
+  return std::nullopt;
 }
 
 std::vector<std::string> Catalog::ids() const {

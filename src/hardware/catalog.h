@@ -2,6 +2,7 @@
 // or a user's file in the same layout) and looked up by id.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <toml++/toml.h>
@@ -23,6 +24,8 @@ class Catalog {
   Result<Gpu> find(const std::string& id, const std::string& field = "--gpu") const;
   const std::vector<Gpu>& gpus() const { return gpus_; }
   std::vector<std::string> ids() const;
+  // The catalog id for a device name as the driver reports it ("NVIDIA H100 80GB HBM3"), if known.
+  std::optional<std::string> match_device(const std::string& driver_name, double memory_bytes) const;
 
  private:
   static Result<Catalog> from_table(const toml::table& doc, const std::string& origin);

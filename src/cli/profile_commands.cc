@@ -1,0 +1,194 @@
+// `gpuplan profile`, `gpuplan doctor` and `gpuplan bench`: measuring the real thing.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/common.h"
+#include "cli/workload_flags.h"
+#include "measure/gpu_bench.h"
+#include "measure/stack_check.h"
+#include "perf/training.h"
+#include "profiler/profile_session.h"
+#include "util/units.h"
+
+namespace gpuplan::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct ProfileFlags {
+  std::string interval = "100ms", out = "gpuplan-profile", step_regex, epoch_regex, nvml_lib = "libnvidia-ml.so.1";
+  std::string model, gpu, task = "full", precision = "bf16";
+  int64_t batch = 0, seq = 0, gpus = 1;
+  bool json = false;
+  std::vector<std::string> command;
+};
+
+int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
+  auto interval = parse_interval(f.interval);
+  if (!interval) return fail(interval.error());
+  ProfileOptions o;
+  o.argv = f.command;
+  o.interval_s = *interval;
+  o.out_dir = f.out;
+  o.step_regex = f.step_regex;
+  o.epoch_regex = f.epoch_regex;
+  o.nvml_library = f.nvml_lib;
+  if (!f.model.empty()) {
+    // Record what the run is, so `gpuplan predict` can fit the model to it; predict it here too.
+    WorkloadFlags wf;
+    wf.model = f.model;
+    wf.task = f.task;
+    wf.precision = f.precision;
+    wf.batch = f.batch > 0 ? f.batch : 1;
+    wf.seq = f.seq;
+    wf.gpus = f.gpus;
+    auto built = build_workload(wf);
+    if (!built) return fail(built.error());
+    const auto& [m, w] = *built;
+    o.workload = {{"model", f.model}, {"task", to_string(w.task)}, {"precision", to_string(w.precision)},
+                  {"micro_batch", w.micro_batch}, {"seq", w.seq}, {"gpus", w.par.gpus()}};
+    if (!f.gpu.empty()) {
+      auto catalog = ctx.catalog();
+      if (!catalog) return fail(catalog.error());
+      auto g = (*catalog)->find(f.gpu);
+      if (!g) return fail(g.error());
+      auto table = ctx.efficiency();
+      if (!table) return fail(table.error());
+      o.workload["gpu"] = g->id;
+      TrainingRun run;
+      o.predicted_step_s = estimate_training(m, w, *g, (*table)->for_gpu(*g), default_cluster(*g), run).step_time_s;
+    }
+  }
+  auto r = run_profile(o);
+  if (!r) return fail(r.error());
+  const json& s = r->summary;
+  if (f.json) {
+    fmt::print(stderr, "{}\n", s.dump(2));
+    return r->exit_code;
+  }
+  // The child owns stdout; gpuplan reports on stderr.
+  fmt::print(stderr, "\n== gpuplan profile: {} (exit {}), {:.1f} s ==\n", s["command"].get<std::string>(), r->exit_code,
+             s["wall_s"].get<double>());
+  const json& st = s["steps"];
+  if (st["count"].get<int64_t>() > 0 && !st["median_s"].is_null())
+    fmt::print(stderr, "steps: {} seen, median {}, p90 {}\n", st["count"].get<int64_t>(), format_seconds(st["median_s"].get<double>()),
+               format_seconds(st["p90_s"].get<double>()));
+  else
+    fmt::print(stderr, "steps: none recognised in the output (use --step-regex, or write 'step' lines to $GPUPLAN_MARKER_FD)\n");
+  for (const auto& e : s["epochs"]) fmt::print(stderr, "epoch {}: {}\n", e["index"].get<int>(), format_seconds(e["duration_s"].get<double>()));
+  fmt::print(stderr, "host: process tree used {:.0f}% CPU on average (100% = one core), peak RSS {}\n",
+             s["host"]["cpu_percent_mean"].get<double>(), format_bytes(s["host"]["rss_peak_bytes"].get<double>()));
+  if (!s["gpu_unavailable"].is_null()) fmt::print(stderr, "gpu: {}\n", s["gpu_unavailable"].get<std::string>());
+  for (const auto& g : s["gpus"])
+    fmt::print(stderr, "gpu {} {}: busy {}% of the time (kernel-active, not SM occupancy), peak memory {}, {} W mean, {:.0f} J, max {} C\n",
+               g["index"].get<int>(), g["name"].get<std::string>(),
+               g["util_mean"].is_null() ? "?" : fmt::format("{:.0f}", g["util_mean"].get<double>()),
+               format_bytes(g["memory_peak_bytes"].get<double>()),
+               g["power_mean_w"].is_null() ? "?" : fmt::format("{:.0f}", g["power_mean_w"].get<double>()), g["energy_j"].get<double>(),
+               g["temperature_max_c"].get<double>());
+  if (s.contains("predicted"))
+    fmt::print(stderr, "predicted step {} vs measured {}: measured/predicted = {:.2f}\n", format_seconds(s["predicted"]["step_time_s"].get<double>()),
+               format_seconds(st["median_s"].get<double>()), s["predicted"]["measured_over_predicted"].get<double>());
+  for (const auto& d : s["diagnosis"])
+    fmt::print(stderr, "* {}: {}\n  -> {}\n", d["finding"].get<std::string>(), d["evidence"].get<std::string>(), d["advice"].get<std::string>());
+  fmt::print(stderr, "trace: {}, summary: {}/summary.json\n", s["trace"].get<std::string>(), f.out);
+  return r->exit_code;
+}
+
+int run_doctor(Context& ctx, const std::string& nvml_lib, bool json_out) {
+  auto catalog = ctx.catalog();
+  if (!catalog) return fail(catalog.error());
+  const StackReport r = check_stack(nvml_lib, **catalog);
+  if (json_out) {
+    json gpus = json::array(), findings = json::array();
+    for (const auto& g : r.gpus)
+      gpus.push_back({{"name", g.name}, {"compute_capability", g.compute_capability}, {"memory_bytes", g.memory_bytes},
+                      {"catalog_id", g.catalog_id.empty() ? json(nullptr) : json(g.catalog_id)}, {"precisions", g.precisions}});
+    for (const auto& f : r.findings) findings.push_back({{"level", f.level}, {"finding", f.text}});
+    fmt::print("{}\n", json{{"schema_version", 1}, {"driver_version", r.driver_version}, {"cuda_driver_version", r.cuda_driver},
+                            {"cuda_toolkit_version", r.cuda_toolkit}, {"torch", r.torch}, {"gpus", gpus}, {"findings", findings}}.dump(2));
+    return 0;
+  }
+  fmt::print("NVIDIA driver: {}\n", r.driver_version.empty() ? "not found" : r.driver_version);
+  fmt::print("CUDA (driver supports): {}\n", r.cuda_driver.empty() ? "-" : r.cuda_driver);
+  fmt::print("CUDA toolkit (nvcc): {}\n", r.cuda_toolkit.empty() ? "not found" : r.cuda_toolkit);
+  fmt::print("PyTorch: {}\n", r.torch.empty() ? "not found" : r.torch);
+  for (const auto& g : r.gpus)
+    fmt::print("GPU: {} (compute capability {}, {}){}; precisions: {}\n", g.name, g.compute_capability, format_bytes(g.memory_bytes),
+               g.catalog_id.empty() ? "" : ", catalog id " + g.catalog_id, fmt::join(g.precisions, ", "));
+  fmt::print("\n");
+  for (const auto& f : r.findings) fmt::print("[{}] {}\n", f.level, f.text);
+  return 0;
+}
+
+int run_bench(Context& ctx, const std::string& calibration_out, bool json_out) {
+  auto catalog = ctx.catalog();
+  if (!catalog) return fail(catalog.error());
+  auto r = run_gpu_bench(**catalog);
+  if (!r) {
+    fmt::print(stderr, "gpuplan: {}\n", r.error().message);
+    return 1;
+  }
+  if (!calibration_out.empty()) {
+    FILE* f = std::fopen(calibration_out.c_str(), "w");
+    if (!f) return fail(make_error("--write-calibration", "cannot write " + calibration_out));
+    std::fputs(calibration_toml(*r).c_str(), f);
+    std::fclose(f);
+  }
+  if (json_out) {
+    fmt::print("{}\n", bench_json(*r).dump(2));
+    return 0;
+  }
+  fmt::print("{}", bench_text(*r));
+  if (!calibration_out.empty()) fmt::print("calibration written to {} (use it with --calibration)\n", calibration_out);
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Command> profile_commands() {
+  return {
+      {"profile", "Run a command, sample GPU and host, find its steps and its bottleneck",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto f = std::make_shared<ProfileFlags>();
+         sub.add_option("--interval", f->interval, "sampling interval, e.g. 100ms or 1s")->capture_default_str();
+         sub.add_option("--out", f->out, "folder for trace.jsonl and summary.json")->capture_default_str();
+         sub.add_option("--step-regex", f->step_regex, "regex matching a step line (first group: step number)");
+         sub.add_option("--epoch-regex", f->epoch_regex, "regex matching an epoch line (first group: epoch number)");
+         sub.add_option("--nvml-lib", f->nvml_lib, "NVML library to load")->capture_default_str();
+         sub.add_option("--model", f->model, "what the run trains (records it for `gpuplan predict`)");
+         sub.add_option("--gpu", f->gpu, "catalog id of the local GPU, to show the predicted step time");
+         sub.add_option("--task", f->task, "pretrain, full, lora or qlora")->capture_default_str();
+         sub.add_option("--precision", f->precision, "training precision")->capture_default_str();
+         sub.add_option("--batch", f->batch, "micro-batch of the run");
+         sub.add_option("--seq", f->seq, "sequence length of the run");
+         sub.add_option("--gpus", f->gpus, "GPUs the run uses")->capture_default_str();
+         sub.add_flag("--json", f->json, "print summary.json (on stderr) instead of the report");
+         sub.add_option("command", f->command, "the command to run, after --")->required();
+         sub.prefix_command();
+         sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_profile_cmd(ctx, *f); }; });
+       }},
+      {"doctor", "Check the local GPU stack: driver, CUDA, compute capability, PyTorch",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto lib = std::make_shared<std::string>("libnvidia-ml.so.1");
+         auto json_out = std::make_shared<bool>(false);
+         sub.add_option("--nvml-lib", *lib, "NVML library to load")->capture_default_str();
+         sub.add_flag("--json", *json_out, "JSON output");
+         sub.callback([&ctx, &run, lib, json_out] { run = [&ctx, lib, json_out] { return run_doctor(ctx, *lib, *json_out); }; });
+       }},
+      {"bench", "Measure GEMM TFLOP/s and memory bandwidth of the local GPU against its datasheet",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto out = std::make_shared<std::string>("gpuplan-calibration.toml");
+         auto json_out = std::make_shared<bool>(false);
+         sub.add_option("--write-calibration", *out, "where to write the measured efficiencies (use them with --calibration)")->capture_default_str();
+         sub.add_flag("--json", *json_out, "JSON output");
+         sub.callback([&ctx, &run, out, json_out] { run = [&ctx, out, json_out] { return run_bench(ctx, *out, *json_out); }; });
+       }},
+  };
+}
+
+}  // namespace gpuplan::cli

@@ -1,0 +1,37 @@
+// `gpuplan profile`: runs the team's command as a child (its output passed through unchanged, its
+// exit code returned), samples GPUs and the host at an interval while it runs, detects steps and
+// epochs, streams every sample to a trace file flushed each second, and ends with summary.json and
+// a diagnosis. Ctrl-C is forwarded to the child; the child's process group never outlives gpuplan.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace gpuplan {
+
+struct ProfileOptions {
+  std::vector<std::string> argv;
+  double interval_s = 0.1;
+  std::string out_dir = "gpuplan-profile";
+  std::string step_regex, epoch_regex;
+  std::string nvml_library = "libnvidia-ml.so.1";
+  nlohmann::json workload;  // what the run is (model, batch, ...), recorded for `gpuplan predict`
+  std::optional<double> predicted_step_s;  // shown against the measured step time
+};
+
+struct ProfileOutcome {
+  int exit_code = 0;
+  nlohmann::json summary;
+};
+
+// Fails only before the child starts (bad options, output folder not writable, command not runnable).
+Result<ProfileOutcome> run_profile(const ProfileOptions& opt);
+
+// Parses "100ms", "0.5s", "2s" or a bare number of seconds.
+Result<double> parse_interval(const std::string& s);
+
+}  // namespace gpuplan

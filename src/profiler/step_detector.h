@@ -1,0 +1,41 @@
+// Finds training steps and epochs in a child's output: lines matching regexes (defaults catch tqdm
+// bars as printed by Hugging Face and Lightning, and "step N" / "iter N" / "epoch N" logs), or
+// "step" / "epoch" lines the script writes to the marker descriptor gpuplan passes it.
+#pragma once
+
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuplan {
+
+struct StepStats {
+  int64_t count = 0;             // steps seen
+  std::optional<double> median_s, p90_s, mean_s;
+  std::vector<double> durations_s;  // per step, in order
+  std::vector<double> epoch_starts_s;
+  std::vector<double> epoch_durations_s;  // last one ends at `end_s`
+};
+
+class StepDetector {
+ public:
+  // Empty patterns use the defaults. Throws nothing: an invalid user regex is reported by make().
+  static std::optional<StepDetector> make(const std::string& step_re, const std::string& epoch_re, std::string* error);
+
+  void on_line(double t_s, std::string_view line);
+  void on_marker(double t_s, std::string_view line);  // "step", "step 12", "epoch", "epoch 3"
+  StepStats stats(double end_s) const;
+  const std::vector<std::pair<double, int64_t>>& steps() const { return steps_; }
+
+ private:
+  StepDetector() = default;
+  void step(double t, std::optional<int64_t> n);
+  void epoch(double t, std::optional<int64_t> n);
+  std::vector<std::regex> step_res_, epoch_res_;
+  std::vector<std::pair<double, int64_t>> steps_;   // (time, step number)
+  std::vector<std::pair<double, int64_t>> epochs_;
+};
+
+}  // namespace gpuplan
