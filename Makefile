@@ -44,7 +44,8 @@ fuzz: deps
 	done
 
 bench: build
-	for b in $(BUILD)/bench_*; do [ -x $$b ] && $$b; done
+	for b in $(BUILD)/bench_*; do [ -x $$b ] && FAKE_NVML_SCENARIO=$(CURDIR)/tests/scenarios/memory_bound.json \
+	  GPUPLAN_BENCH_NVML=$(CURDIR)/$(BUILD)/fake-driver/libnvidia-ml.so.1 $$b; done
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz
