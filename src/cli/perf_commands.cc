@@ -2,6 +2,8 @@
 // hardware, and how far the model is from published measurements.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "cli/common.h"
 #include "cli/workload_flags.h"
 #include <nlohmann/json.hpp>
@@ -18,6 +20,8 @@
 namespace gpuplan::cli {
 
 namespace {
+
+using nlohmann::json;
 
 struct ClusterFlags {
   int64_t gpus_per_node = 0;
@@ -261,31 +265,40 @@ int run_roofline(Context& ctx, RooflineFlags f) {
 }
 
 // ---- validate ------------------------------------------------------------------------------
-int run_validate(Context& ctx, bool json) {
+int run_validate(Context& ctx, bool json_out) {
   auto catalog = ctx.catalog();
   if (!catalog) return fail(catalog.error());
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
   auto rep = run_builtin_validation(**catalog, **table);
   if (!rep) return fail(rep.error());
-  if (json) {
+  if (json_out) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& r : rep->rows)
       rows.push_back({{"section", r.section}, {"what", r.what}, {"metric", r.metric}, {"published", r.published},
-                      {"predicted", r.predicted}, {"error", r.error()}, {"source", r.source}, {"assumed", r.assumed}});
+                      {"predicted", r.predicted}, {"error", r.error()}, {"source", r.source}, {"assumed", r.assumed},
+                      {"uncalibrated", r.section == "cross_gpu" ? json(r.uncalibrated) : json(nullptr)}});
     nlohmann::json j = {{"schema_version", 1}, {"rows", rows}};
-    for (const char* s : {"training", "inference", "operation"}) j["mape"][s] = rep->mape(s);
+    for (const char* s : {"training", "inference", "operation", "cross_gpu"}) j["mape"][s] = rep->mape(s);
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  for (const char* section : {"training", "inference", "operation"}) {
-    TextTable t({section, "metric", "published", "predicted", "error", "source"});
-    t.align_right({2, 3, 4});
+  for (const char* section : {"training", "inference", "operation", "cross_gpu"}) {
+    const bool cross = std::string_view(section) == "cross_gpu";
+    TextTable t({cross ? "cross-GPU (fit on the source, predict the target)" : section, "metric", "published", "predicted", "error",
+                 cross ? "model alone" : "", "source"});
+    t.align_right({2, 3, 4, 5});
+    double uncal = 0;
+    int n = 0;
     for (const auto& r : rep->rows)
-      if (r.section == section)
+      if (r.section == section) {
         t.add_row({r.what, r.metric, fmt::format("{:.4g}", r.published), fmt::format("{:.4g}", r.predicted),
-                   fmt::format("{:+.1f}%", r.error() * 100), r.source + (r.assumed.empty() ? "" : " [assumed: " + r.assumed + "]")});
-    fmt::print("{}MAPE {:.1f}% (worst {:.1f}%)\n\n", t.render(), rep->mape(section) * 100, rep->worst(section) * 100);
+                   fmt::format("{:+.1f}%", r.error() * 100), cross ? fmt::format("{:+.1f}%", 100 * (r.uncalibrated / r.published - 1)) : "",
+                   r.source + (r.assumed.empty() ? "" : " [assumed: " + r.assumed + "]")});
+        if (cross) uncal += std::fabs(r.uncalibrated / r.published - 1), ++n;
+      }
+    fmt::print("{}MAPE {:.1f}% (worst {:.1f}%){}\n\n", t.render(), rep->mape(section) * 100, rep->worst(section) * 100,
+               cross && n ? fmt::format("; the model alone, without the source measurement: {:.1f}%", 100 * uncal / n) : "");
   }
   return 0;
 }

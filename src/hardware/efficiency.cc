@@ -23,6 +23,7 @@ constexpr Key kKeys[] = {
     {"matmul_max_fraction", &Efficiency::matmul_max_fraction, 1, 0.01, 1.0},
     {"memory_max_fraction", &Efficiency::memory_max_fraction, 1, 0.01, 1.0},
     {"vector_memory_fraction", &Efficiency::vector_memory_fraction, 1, 0.01, 1.0},
+    {"attention_fraction", &Efficiency::attention_fraction, 1, 0.01, 1.0},
     {"kernel_overhead_s", &Efficiency::kernel_overhead_s, 1, 0, 1e-2},
     {"cuda_context_mib", &Efficiency::cuda_context_bytes, 1024.0 * 1024.0, 0, 65536},
     {"workspace_mib", &Efficiency::workspace_bytes, 1024.0 * 1024.0, 0, 65536},

@@ -18,6 +18,7 @@ struct Efficiency {
   double matmul_max_fraction = 0.8;
   double memory_max_fraction = 0.85;
   double vector_memory_fraction = 0.7;
+  double attention_fraction = 0.73;  // fused attention kernels, of the datasheet matmul peak
   double kernel_overhead_s = 4e-6;
   double cuda_context_bytes = 500 * 1024.0 * 1024.0;
   double workspace_bytes = 64 * 1024.0 * 1024.0;

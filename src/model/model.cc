@@ -22,6 +22,10 @@ std::optional<FamilyTraits> family_traits(const std::string& family) {
   gpt2.learned_positions = true;
   gpt2.dropout = true;
   gpt2.tied_default = true;
+  // MPT: GELU MLP, LayerNorm without bias, no biases anywhere, ALiBi instead of learned positions.
+  FamilyTraits mpt;
+  mpt.glu = false;
+  mpt.tied_default = true;
   FamilyTraits bert = gpt2;
   bert.encoder = true;
   bert.final_norm = false;
@@ -30,7 +34,7 @@ std::optional<FamilyTraits> family_traits(const std::string& family) {
       {"llama", llama},      {"mistral", llama}, {"mixtral", llama}, {"qwen2", qwen2},
       {"qwen2_moe", qwen2},  {"gemma", gemma2},  {"gemma2", gemma2}, {"gemma3", gemma2},
       {"gemma3_text", gemma2}, {"gpt2", gpt2},   {"gpt_bigcode", gpt2}, {"bert", bert},
-      {"phi3", llama},       {"qwen3", llama},   {"olmo2", llama},
+      {"phi3", llama},       {"qwen3", llama},   {"olmo2", llama},   {"mpt", mpt},
   };
   if (family == "gemma") {
     FamilyTraits g = llama;  // Gemma 1: two norms per layer, tied

@@ -19,9 +19,11 @@ OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p)
   double frac = 1.0;
   switch (op.kind) {
     case OpKind::matmul: frac = eff.matmul_fraction(op.flops); break;
-    // Fused attention kernels reach a little less than GEMMs of the same size (FlashAttention-2
-    // reports 50-73% of A100 peak forward, vs ~80% for large GEMMs).
-    case OpKind::attention: frac = 0.85 * eff.matmul_fraction(op.flops); break;
+    // Fused attention has its own ceiling (efficiency.toml attention_fraction), with the same
+    // size dependence as GEMMs.
+    case OpKind::attention:
+      frac = eff.attention_fraction * eff.matmul_fraction(op.flops) / eff.matmul_max_fraction;
+      break;
     case OpKind::vector: frac = 0.5; break;
   }
   t.compute_s = peak > 0 ? op.flops / (peak * frac) : 0;

@@ -11,6 +11,7 @@
 #include "perf/inference.h"
 #include "perf/operations.h"
 #include "perf/training.h"
+#include "calibrate/cross_gpu.h"
 
 namespace gpuplan {
 
@@ -87,6 +88,77 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
   return w;
 }
 
+// Converts a published metric to the seconds the model predicts, and back.
+struct MetricSeconds {
+  std::function<double(double)> to_seconds, from_seconds;
+};
+
+// Fit on the source GPU's published figure, predict the target GPU's.
+Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const ModelSpec& m, const Gpu& target,
+                                    const Efficiency& target_eff, const Cluster& target_cluster, ValidationRow row) {
+  auto src_id = f.string("source_gpu");
+  auto src_pub = f.number("source_published");
+  auto kind = f.string("kind");
+  if (!src_id) return src_id.error();
+  if (!src_pub) return src_pub.error();
+  if (!kind) return kind.error();
+  auto src = c.catalog.find(*src_id, f.field("source_gpu"));
+  if (!src) return src.error();
+  const Efficiency src_eff = c.eff.for_gpu(*src);
+  Cluster src_cluster = default_cluster(*src);
+  if (auto net = f.optional_number("source_network_gbps"); net && *net) src_cluster.network_Bps = **net * 1e9 / 8;
+  std::function<double(const Gpu&, const Cluster&, const Efficiency&)> seconds;
+  MetricSeconds conv;
+  if (*kind == "train") {
+    auto w = row_workload(f, m, Task::pretrain);
+    if (!w) return w.error();
+    TrainingRun run;
+    auto gb = f.optional_integer("global_batch");
+    if (!gb) return gb.error();
+    run.global_batch = gb->value_or(0);
+    const Workload wl = *w;
+    seconds = [&m, wl, run](const Gpu& g, const Cluster& cl, const Efficiency& e) {
+      return estimate_training(m, wl, g, e, cl, run).step_time_s;
+    };
+    if (row.metric != "tokens_per_s_per_gpu") return make_error(f.field("metric"), "training pairs use tokens_per_s_per_gpu");
+    const double tokens = static_cast<double>((run.global_batch > 0 ? run.global_batch : wl.micro_batch * wl.par.dp) * wl.seq);
+    const double gpus = static_cast<double>(wl.par.gpus());
+    conv = {[=](double v) { return tokens / (v * gpus); }, [=](double s) { return tokens / (s * gpus); }};
+  } else {
+    auto w = row_workload(f, m, Task::infer);
+    if (!w) return w.error();
+    InferenceRequest req;
+    for (auto [k, out] : {std::pair{"prompt", &req.prompt_tokens}, std::pair{"output", &req.output_tokens},
+                          std::pair{"concurrency", &req.concurrency}}) {
+      auto v = f.integer(k);
+      if (!v) return v.error();
+      *out = *v;
+    }
+    const Workload wl = *w;
+    const std::string metric = row.metric;
+    seconds = [&m, wl, req, metric](const Gpu& g, const Cluster& cl, const Efficiency& e) {
+      const InferenceEstimate x = estimate_inference(m, wl, req, g, e, cl);
+      if (metric == "e2e_latency_s") return x.e2e_latency_s;
+      if (metric == "prefill_tokens_per_s") return x.ttft_s;
+      return x.tpot_s;  // tokens_per_s
+    };
+    if (row.metric == "e2e_latency_s") conv = {[](double v) { return v; }, [](double s) { return s; }};
+    else if (row.metric == "prefill_tokens_per_s") {
+      const double tokens = static_cast<double>(req.prompt_tokens * req.concurrency);
+      conv = {[=](double v) { return tokens / v; }, [=](double s) { return tokens / s; }};
+    } else if (row.metric == "tokens_per_s") conv = {[](double v) { return 1 / v; }, [](double s) { return 1 / s; }};
+    else return make_error(f.field("metric"), "unknown inference metric '" + row.metric + "'");
+  }
+  const Gpu src_gpu = *src;
+  const auto p = predict_across(
+      src_eff, [&](const Efficiency& e) { return seconds(src_gpu, src_cluster, e); }, conv.to_seconds(*src_pub), target_eff,
+      [&](const Efficiency& e) { return seconds(target, target_cluster, e); });
+  row.predicted = conv.from_seconds(p.seconds);
+  row.uncalibrated = conv.from_seconds(p.uncalibrated_s);
+  row.what += fmt::format(" ({} -> {})", src_gpu.id, target.id);
+  return row;
+}
+
 Result<ValidationRow> run_row(const Ctx& c, const std::string& section, const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   ValidationRow row;
@@ -134,6 +206,7 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& section, const to
   auto metric = f.string("metric");
   if (!metric) return metric.error();
   row.metric = *metric;
+  if (section == "cross_gpu") return cross_gpu_row(c, f, *m, *gpu, eff, cluster, row);
   if (section == "training") {
     auto w = row_workload(f, *m, Task::pretrain);
     if (!w) return w.error();
@@ -195,7 +268,7 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
     }
   }
   ValidationReport rep;
-  for (const char* section : {"training", "inference", "operation"}) {
+  for (const char* section : {"training", "inference", "operation", "cross_gpu"}) {
     const toml::array* rows = doc->get_as<toml::array>(section);
     if (!rows) continue;
     for (size_t i = 0; i < rows->size(); ++i) {

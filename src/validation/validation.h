@@ -13,9 +13,10 @@
 namespace gpuplan {
 
 struct ValidationRow {
-  std::string section;  // training, inference, operation
+  std::string section;  // training, inference, operation, cross_gpu
   std::string what, metric, source, assumed;
   double published = 0, predicted = 0;
+  double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement
   double error() const { return (predicted - published) / published; }
 };
 
