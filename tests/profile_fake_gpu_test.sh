@@ -72,6 +72,24 @@ if [ "$(cat "$tmp/rc")" = 7 ] && grep -q "step 2" "$tmp/stdout"; then pass=$((pa
 profile compute_bound 0 bash -c 'for i in 1 2 3 4; do echo step >&$GPUPLAN_MARKER_FD; sleep 0.2; done; echo epoch >&$GPUPLAN_MARKER_FD'
 expect marker_protocol "d['steps']['count'] == 4 and abs(d['steps']['median_s'] - 0.2) < 0.1 and len(d['epochs']) == 1"
 
+# A profile that records its workload feeds `gpuplan predict` (fit on the profiled H100, predict others).
+rm -rf "$tmp/out"
+FAKE_NVML_SCENARIO="$root/tests/scenarios/compute_bound.json" LD_LIBRARY_PATH="$driver_dir" \
+  "$bin" profile --out "$tmp/out" --model gpt2-medium --task pretrain --batch 8 --seq 1024 --gpu h100-sxm -- \
+  bash -c 'for i in 1 2 3 4 5 6; do echo "step $i"; sleep 0.25; done' >/dev/null 2>&1
+expect workload_recorded "d['workload']['model'] == 'gpt2-medium' and d['workload']['gpu'] == 'h100-sxm' and 'predicted' in d"
+if "$bin" predict --from "$tmp/out/summary.json" --gpu a100-80gb-sxm,rtx-4090,h100-sxm --json >"$tmp/pred.json" 2>"$tmp/pred.err" &&
+   python3 -c "
+import json; d = json.load(open('$tmp/pred.json')); p = {x['gpu']: x for x in d['predictions']}
+assert d['source_gpu'] == 'h100-sxm' and abs(d['measured_step_s'] - 0.25) < 0.08
+assert abs(p['h100-sxm']['step_time_s'] / d['measured_step_s'] - 1) < 0.01, 'the fit must reproduce the source'
+assert p['a100-80gb-sxm']['step_time_s'] > p['h100-sxm']['step_time_s']
+assert all(x['step_time_low_s'] <= x['step_time_s'] <= x['step_time_high_s'] for x in d['predictions'])
+"; then pass=$((pass + 1)); else echo "FAIL predict from the fake-driver profile"; cat "$tmp/pred.err"; fail=$((fail + 1)); fi
+if "$bin" --calibration "$tmp/out/summary.json" advise --json >"$tmp/adv.json" 2>"$tmp/adv.err" &&
+   python3 -c "import json; d = json.load(open('$tmp/adv.json')); assert d['recommendation'] is not None"; then
+  pass=$((pass + 1)); else echo "FAIL advise --calibration profile"; cat "$tmp/adv.err"; fail=$((fail + 1)); fi
+
 # No driver: a library path with no NVML.
 rm -rf "$tmp/out"
 LD_LIBRARY_PATH=/nonexistent "$bin" profile --nvml-lib libnvidia-ml-absent.so.1 --out "$tmp/out" -- bash -c 'echo step 1; sleep 0.3; echo step 2' >/dev/null 2>&1

@@ -1,6 +1,11 @@
 #include "cli/common.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "calibrate/profile_fit.h"
 
 namespace gpuplan::cli {
 
@@ -32,8 +37,20 @@ Result<const PriceBook*> Context::prices() {
 
 Result<const EfficiencyTable*> Context::efficiency() {
   if (!efficiency_) {
-    if (flags_.calibration_path.empty()) {
+    const std::string& path = flags_.calibration_path;
+    if (path.empty()) {
       efficiency_ = EfficiencyTable::builtin();
+    } else if (path.size() > 5 && path.substr(path.size() - 5) == ".json") {
+      // A `gpuplan profile` summary: the run's own efficiency, applied to every GPU.
+      std::ifstream in(path);
+      if (!in) return make_error("--calibration", "cannot open " + path);
+      auto summary = nlohmann::json::parse(in, nullptr, false);
+      if (summary.is_discarded()) return make_error("--calibration", path + " is not valid JSON");
+      auto catalog = this->catalog();
+      if (!catalog) return catalog.error();
+      auto fit = fit_profile(summary, {}, **catalog, EfficiencyTable::builtin());
+      if (!fit) return make_error("--calibration", fit.error().to_string());
+      efficiency_ = calibrated_table(EfficiencyTable::builtin(), **catalog, fit->scale);
     } else {
       auto c = EfficiencyTable::from_file(flags_.calibration_path);
       if (!c) return make_error("--calibration", c.error().to_string());

@@ -15,7 +15,11 @@
 #include "perf/training.h"
 #include "report/table.h"
 #include "util/units.h"
+#include "calibrate/profile_fit.h"
+#include "hardware/prices.h"
 #include "validation/validation.h"
+
+#include <fstream>
 
 namespace gpuplan::cli {
 
@@ -303,6 +307,94 @@ int run_validate(Context& ctx, bool json_out) {
   return 0;
 }
 
+// ---- predict -------------------------------------------------------------------------------
+struct PredictFlags {
+  std::string from, gpus_list;
+  ProfileWorkloadOverrides o;
+  int64_t target_gpus = 0;
+  double dataset_tokens = 0;
+  bool json = false;
+};
+
+int run_predict(Context& ctx, const PredictFlags& f) {
+  std::ifstream in(f.from);
+  if (!in) return fail(make_error("--from", "cannot open " + f.from));
+  auto summary = json::parse(in, nullptr, false);
+  if (summary.is_discarded()) return fail(make_error("--from", f.from + " is not valid JSON"));
+  auto catalog = ctx.catalog();
+  if (!catalog) return fail(catalog.error());
+  auto table = ctx.efficiency();
+  if (!table) return fail(table.error());
+  auto prices = ctx.prices();
+  if (!prices) return fail(prices.error());
+  auto fit = fit_profile(summary, f.o, **catalog, **table);
+  if (!fit) return fail(fit.error());
+  if (f.target_gpus < 0) return fail(make_error("--gpus", "must be positive"));
+  if (f.dataset_tokens < 0) return fail(make_error("--dataset-tokens", "must not be negative"));
+  std::vector<std::string> targets;
+  std::string cur;
+  for (char c : f.gpus_list + ",") {
+    if (c == ',') {
+      if (!cur.empty()) targets.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (targets.empty()) return fail(make_error("--gpu", "name at least one target GPU"));
+  const Efficiency src_eff = (*table)->for_gpu(fit->source);
+  const Cluster src_cluster = default_cluster(fit->source);
+  auto src_seconds = [&](const Efficiency& e) {
+    return estimate_training(fit->model, fit->workload, fit->source, e, src_cluster, fit->run).step_time_s;
+  };
+  json out = json::array();
+  TextTable t({"target", "GPUs", "step", "band", "tokens/s", "epoch", "$/hour", "$/epoch", "memory"});
+  t.align_right({1, 2, 3, 4, 5, 6, 7});
+  for (const std::string& id : targets) {
+    auto g = (*catalog)->find(id);
+    if (!g) return fail(g.error());
+    Workload w = fit->workload;
+    w.par.dp = f.target_gpus > 0 ? f.target_gpus : fit->workload.par.dp;
+    w.par.zero = w.par.dp > 1 ? std::max(w.par.zero, 3) : 0;
+    TrainingRun run = fit->run;  // the same global batch
+    if (run.global_batch % (w.micro_batch * w.par.dp) != 0) run.global_batch = w.micro_batch * w.par.dp;
+    const Efficiency eff = (*table)->for_gpu(*g);
+    const Cluster cl = default_cluster(*g);
+    auto tgt_seconds = [&](const Efficiency& e) { return estimate_training(fit->model, w, *g, e, cl, run).step_time_s; };
+    const CrossGpuPrediction p = predict_across(src_eff, src_seconds, fit->measured_step_s, eff, tgt_seconds, fit->spread);
+    const double tokens_per_step = static_cast<double>(run.global_batch * w.seq);
+    const double tps = tokens_per_step / p.seconds;
+    const double epoch = f.dataset_tokens > 0 ? f.dataset_tokens / tps : 0;
+    const GpuPrice* price = (*prices)->find(g->id);
+    const auto quote = price ? price->cheapest_cloud() : std::nullopt;
+    const double per_hour = quote ? quote->usd_per_gpu_hour * w.par.gpus() : 0;
+    const bool fits = estimate_memory(fit->model, w, eff).nvidia_smi() <= usable_memory_bytes(*g);
+    out.push_back({{"gpu", g->id}, {"gpus", w.par.gpus()}, {"step_time_s", p.seconds}, {"step_time_low_s", p.low_s},
+                   {"step_time_high_s", p.high_s}, {"uncalibrated_step_time_s", p.uncalibrated_s}, {"tokens_per_s", tps},
+                   {"time_per_epoch_s", epoch > 0 ? json(epoch) : json(nullptr)},
+                   {"usd_per_hour", quote ? json(per_hour) : json(nullptr)},
+                   {"usd_per_epoch", quote && epoch > 0 ? json(per_hour * epoch / 3600) : json(nullptr)}, {"fits_memory", fits}});
+    t.add_row({g->id, std::to_string(w.par.gpus()), format_seconds(p.seconds),
+               fmt::format("{} - {}", format_seconds(p.low_s), format_seconds(p.high_s)), fmt::format("{:.0f}", tps),
+               epoch > 0 ? format_seconds(epoch) : "-", quote ? format_usd(per_hour) : "-",
+               quote && epoch > 0 ? format_usd(per_hour * epoch / 3600) : "-", fits ? "fits" : "does NOT fit"});
+  }
+  if (f.json) {
+    fmt::print("{}\n", json{{"schema_version", 1}, {"model", fit->model.id}, {"source_gpu", fit->source.id},
+                            {"measured_step_s", fit->measured_step_s}, {"uncalibrated_source_step_s", fit->uncalibrated_step_s},
+                            {"fit", {{"compute_scale", fit->scale.compute}, {"memory_scale", fit->scale.memory},
+                                     {"capped", fit->scale.capped}}},
+                            {"predictions", out}}.dump(2));
+    return 0;
+  }
+  fmt::print("{} measured on {} x {}: {} a step (the model alone says {}); fitted efficiency x{:.2f}{}\n\n", fit->model.name,
+             fit->workload.par.gpus(), fit->source.id, format_seconds(fit->measured_step_s), format_seconds(fit->uncalibrated_step_s),
+             fit->scale.compute, fit->scale.capped ? " (capped at 100% of peak: the run beat the model)" : "");
+  fmt::print("{}", t.render());
+  fmt::print("\nThe band spans the fit made all on compute, all on memory, and the run's own step-time spread.\n");
+  return 0;
+}
+
 }  // namespace
 
 std::vector<Command> perf_commands() {
@@ -345,6 +437,24 @@ std::vector<Command> perf_commands() {
          sub.add_option("--gpu", f->gpu, "catalog GPU id")->required();
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_roofline(ctx, *f); }; });
+       }},
+      {"predict", "Predict other GPUs from a measured profile (fits the model to the run first)",
+       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
+         auto f = std::make_shared<PredictFlags>();
+         sub.add_option("--from", f->from, "summary.json written by `gpuplan profile`")->required();
+         sub.add_option("--gpu", f->gpus_list, "target GPU id(s), comma-separated")->required();
+         sub.add_option("--gpus", f->target_gpus, "GPUs on the target (default: as profiled)");
+         sub.add_option("--model", f->o.model, "what ran, if the profile does not record it");
+         sub.add_option("--task", f->o.task, "pretrain, full, lora or qlora");
+         sub.add_option("--precision", f->o.precision, "training precision of the run");
+         sub.add_option("--batch", f->o.micro_batch, "micro-batch of the run");
+         sub.add_option("--seq", f->o.seq, "sequence length of the run");
+         sub.add_option("--grad-accum", f->o.grad_accum, "micro-batches per logged step");
+         sub.add_option("--source-gpus", f->o.gpus, "GPUs the profiled run used");
+         sub.add_option("--source-gpu", f->o.source_gpu, "catalog id of the profiled GPU, if not recognised");
+         sub.add_option("--dataset-tokens", f->dataset_tokens, "tokens per epoch, for epoch time and cost");
+         sub.add_flag("--json", f->json, "JSON output");
+         sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_predict(ctx, *f); }; });
        }},
       {"validate", "Run the model over published measurements and print its error",
        [](CLI::App& sub, Context& ctx, std::function<int()>& run) {

@@ -193,7 +193,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     const bool last_stage_here = w.par.pp == 1 || !first_is_max;
     if (last_stage_here && !(m.traits.encoder && w.task != Task::pretrain)) {
       // Logits in the compute dtype, their fp32 upcast for the loss, and the fp32 log-softmax
-      // saved for backward (Hugging Face causal LMs upcast logits before cross-entropy).
+      // saved for backward (Hugging Face causal LMs upcast logits before cross-entropy; the
+      // validation rows are HF runs). Fused or chunked cross-entropy kernels (Megatron, Liger,
+      // flash-attn's xentropy) keep far less, so this term is conservative for them.
       add("activations", "logits and loss", tokens * m.vocab / t * (B + 8),
           fmt::format("s x b x vocab {} x ({} + 4 + 4) B", m.vocab, B));
     }
