@@ -44,6 +44,17 @@ TEST(Advisor, SmallQloraFitsConsumerAndWorkstationCards) {
   EXPECT_TRUE(workstation);
 }
 
+// With occasional runs renting by the hour is cheapest; a team that keeps its data in house (buy
+// only, $20k budget) lands on a consumer or workstation card, from the prices alone.
+TEST(Advisor, SmallQloraBoughtOnABudgetLandsOnConsumerOrWorkstationCards) {
+  AdviseRequest r = example("qlora-7b-small-team.toml");
+  r.constraints.allow_cloud = false;
+  const Advice a = run(r);
+  ASSERT_TRUE(a.recommendation);
+  EXPECT_NE(a.recommendation->tier, Tier::datacenter) << a.recommendation->gpu;
+  EXPECT_EQ(a.recommendation->mode, "buy");
+}
+
 TEST(Advisor, Training70bNeedsDatacenterPartsWithAScaleUpFabric) {
   AdviseRequest r = example("full-finetune-70b.toml");
   const Advice a = run(r);

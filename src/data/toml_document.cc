@@ -1,11 +1,21 @@
 #include "data/toml_document.h"
 
+#include "data/embedded.h"
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 namespace gpuplan {
+
+namespace data {
+void builtin_data_defect(const std::string& message) {
+  fmt::print(stderr, "gpuplan: internal error in built-in data: {}\n", message);
+  std::abort();
+}
+}  // namespace data
 
 Result<toml::table> parse_toml(std::string_view text, const std::string& origin) {
   try {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <cstdlib>
 
 #include "data/embedded.h"
 #include "data/toml_document.h"
@@ -58,32 +57,20 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
                             "notes"}))
     return *s;
   Gpu g;
-#define GP_STR(member, key)            \
-  {                                    \
-    auto r = f.string(key);            \
-    if (!r) return r.error();          \
-    g.member = *r;                     \
+  for (auto [key, out] : {std::pair{"id", &g.id}, std::pair{"vendor", &g.vendor}, std::pair{"name", &g.name},
+                          std::pair{"architecture", &g.architecture}, std::pair{"source", &g.source},
+                          std::pair{"source_date", &g.source_date}}) {
+    auto r = f.string(key);
+    if (!r) return r.error();
+    *out = *r;
   }
-#define GP_OPT_STR(member, key)        \
-  {                                    \
-    auto r = f.optional_string(key);   \
-    if (!r) return r.error();          \
-    g.member = r->value_or("");        \
+  for (auto [key, out] : {std::pair{"compute_capability", &g.compute_capability}, std::pair{"form_factor", &g.form_factor},
+                          std::pair{"memory_type", &g.memory_type}, std::pair{"interconnect", &g.interconnect},
+                          std::pair{"confidence", &g.confidence}, std::pair{"notes", &g.notes}}) {
+    auto r = f.optional_string(key);
+    if (!r) return r.error();
+    *out = r->value_or("");
   }
-  GP_STR(id, "id");
-  GP_STR(vendor, "vendor");
-  GP_STR(name, "name");
-  GP_STR(architecture, "architecture");
-  GP_OPT_STR(compute_capability, "compute_capability");
-  GP_OPT_STR(form_factor, "form_factor");
-  GP_OPT_STR(memory_type, "memory_type");
-  GP_OPT_STR(interconnect, "interconnect");
-  GP_OPT_STR(confidence, "confidence");
-  GP_STR(source, "source");
-  GP_STR(source_date, "source_date");
-  GP_OPT_STR(notes, "notes");
-#undef GP_STR
-#undef GP_OPT_STR
   auto tier = f.string("tier");
   if (!tier) return tier.error();
   if (*tier == "datacenter") g.tier = Tier::datacenter;
@@ -169,15 +156,7 @@ Result<Catalog> Catalog::from_file(const std::string& path) {
 }
 
 const Catalog& Catalog::builtin() {
-  static const Catalog c = [] {
-    auto r = from_toml(data::embedded_file("gpus.toml"), "built-in gpus.toml");
-    if (!r) {
-      // The built-in file is tested in CI; reaching this is a build defect, not a user error.
-      fmt::print(stderr, "gpuplan: internal error: {}\n", r.error().to_string());
-      std::abort();
-    }
-    return std::move(r).value();
-  }();
+  static const Catalog c = data::builtin_or_abort(from_toml(data::embedded_file("gpus.toml"), "built-in gpus.toml"));
   return c;
 }
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "data/embedded.h"
 #include "data/toml_document.h"
@@ -137,14 +136,7 @@ Result<EfficiencyTable> EfficiencyTable::from_file(const std::string& path) {
 }
 
 const EfficiencyTable& EfficiencyTable::builtin() {
-  static const EfficiencyTable t = [] {
-    auto r = from_toml(data::embedded_file("efficiency.toml"), "built-in efficiency.toml");
-    if (!r) {
-      fmt::print(stderr, "gpuplan: internal error: {}\n", r.error().to_string());
-      std::abort();
-    }
-    return std::move(r).value();
-  }();
+  static const EfficiencyTable t = data::builtin_or_abort(from_toml(data::embedded_file("efficiency.toml"), "built-in efficiency.toml"));
   return t;
 }
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 
 #include "data/embedded.h"
 #include "data/toml_document.h"
@@ -120,14 +119,7 @@ Result<PriceBook> PriceBook::from_file(const std::string& path) {
 }
 
 const PriceBook& PriceBook::builtin() {
-  static const PriceBook b = [] {
-    auto r = from_toml(data::embedded_file("prices.toml"), "built-in prices.toml");
-    if (!r) {
-      fmt::print(stderr, "gpuplan: internal error: {}\n", r.error().to_string());
-      std::abort();
-    }
-    return std::move(r).value();
-  }();
+  static const PriceBook b = data::builtin_or_abort(from_toml(data::embedded_file("prices.toml"), "built-in prices.toml"));
   return b;
 }
 

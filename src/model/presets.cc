@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 
 #include "data/embedded.h"
 #include "data/toml_document.h"
@@ -84,14 +83,7 @@ Result<Presets> Presets::from_toml(std::string_view text, const std::string& ori
 }
 
 const Presets& Presets::builtin() {
-  static const Presets p = [] {
-    auto r = from_toml(data::embedded_file("models.toml"), "built-in models.toml");
-    if (!r) {
-      fmt::print(stderr, "gpuplan: internal error: {}\n", r.error().to_string());
-      std::abort();
-    }
-    return std::move(r).value();
-  }();
+  static const Presets p = data::builtin_or_abort(from_toml(data::embedded_file("models.toml"), "built-in models.toml"));
   return p;
 }
 

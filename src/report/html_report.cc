@@ -35,7 +35,7 @@ std::string memory_chart(const ReportFigures& f) {
                                                   {"KV cache", e.kv_cache},     {"overhead", e.overhead()}};
   const double total = std::max(e.nvidia_smi(), f.capacity_bytes);
   const double W = 760, x0 = 20;
-  std::string svg = fmt::format("<svg viewBox='0 0 800 150' width='800' height='150' role='img' aria-label='memory breakdown'>");
+  std::string svg = fmt::format("<svg viewBox='0 0 800 165' width='800' height='165' role='img' aria-label='memory breakdown'>");
   double x = x0;
   int i = 0;
   for (const auto& [name, bytes] : parts) {
@@ -43,24 +43,35 @@ std::string memory_chart(const ReportFigures& f) {
     if (w > 0.5)
       svg += fmt::format("<rect x='{:.1f}' y='30' width='{:.1f}' height='40' fill='{}'><title>{}: {}</title></rect>", x, w,
                          kColors[i], name, format_bytes(bytes));
-    svg += fmt::format("<rect x='{}' y='95' width='12' height='12' fill='{}'/><text x='{}' y='106' font-size='12'>{} {}</text>",
-                       x0 + 125 * i, kColors[i], x0 + 125 * i + 16, name, format_bytes(bytes));
+    const double lx = x0 + 250 * (i % 3), ly = 95 + 18 * (i / 3);
+    svg += fmt::format("<rect x='{}' y='{}' width='12' height='12' fill='{}'/><text x='{}' y='{}' font-size='12'>{} {}</text>",
+                       lx, ly, kColors[i], lx + 16, ly + 11, name, format_bytes(bytes));
     x += w;
     ++i;
   }
   if (f.capacity_bytes > 0) {
     const double cx = x0 + W * f.capacity_bytes / total;
     svg += fmt::format("<line x1='{0:.1f}' x2='{0:.1f}' y1='20' y2='80' stroke='black' stroke-dasharray='4 3'/>"
-                       "<text x='{0:.1f}' y='15' font-size='12' text-anchor='middle'>card: {1}</text>", cx, format_bytes(f.capacity_bytes));
+                       "<text x='{0:.1f}' y='15' font-size='12' text-anchor='end'>card: {1}</text>", cx, format_bytes(f.capacity_bytes));
   }
-  svg += fmt::format("<text x='{}' y='140' font-size='12'>total as nvidia-smi shows: {}</text></svg>", x0, format_bytes(e.nvidia_smi()));
+  svg += fmt::format("<text x='{}' y='155' font-size='12'>total as nvidia-smi shows: {}</text></svg>", x0, format_bytes(e.nvidia_smi()));
   return "<h2>Memory per GPU: " + esc(f.memory_title) + "</h2>" + svg;
 }
 
 std::string cost_chart(const Advice& a) {
   if (a.candidates.empty()) return "";
-  double max_cost = 0, max_t = 0;
-  for (const auto& c : a.candidates) max_cost = std::max(max_cost, c.total_cost_usd), max_t = std::max(max_t, c.training_time_s);
+  double max_cost = 0, min_cost = 1e300, max_t = 0;
+  for (const auto& c : a.candidates) {
+    max_cost = std::max(max_cost, c.total_cost_usd);
+    min_cost = std::min(min_cost, std::max(1.0, c.total_cost_usd));
+    max_t = std::max(max_t, c.training_time_s);
+  }
+  // Costs often span orders of magnitude (renting for hours against buying servers): log axis then.
+  const bool log_y = max_cost / min_cost > 20;
+  const double ly0 = std::log10(min_cost) - 0.1, ly1 = std::log10(max_cost) + 0.1;
+  auto ynorm = [&](double usd) {
+    return log_y ? (std::log10(std::max(1.0, usd)) - ly0) / (ly1 - ly0) : usd / max_cost;
+  };
   const bool has_time = max_t > 0;
   const double X0 = 70, Y0 = 330, W = 680, H = 290;
   std::string svg = "<svg viewBox='0 0 800 380' width='800' height='380' role='img' aria-label='cost against time'>";
@@ -68,10 +79,12 @@ std::string cost_chart(const Advice& a) {
                      X0, Y0, X0 + W, Y0 - H);
   svg += fmt::format("<text x='{}' y='370' font-size='12' text-anchor='middle'>{}</text>", X0 + W / 2,
                      has_time ? "training time (days)" : "candidates, cheapest first");
-  svg += fmt::format("<text x='15' y='{}' font-size='12' transform='rotate(-90 15 {})' text-anchor='middle'>total cost (USD)</text>", Y0 - H / 2, Y0 - H / 2);
+  svg += fmt::format("<text x='15' y='{}' font-size='12' transform='rotate(-90 15 {})' text-anchor='middle'>total cost (USD{})</text>",
+                     Y0 - H / 2, Y0 - H / 2, log_y ? ", log scale" : "");
   for (int k = 0; k <= 4; ++k) {
     const double y = Y0 - H * k / 4.0;
-    svg += fmt::format("<text x='{}' y='{:.0f}' font-size='10' text-anchor='end'>{}</text>", X0 - 4, y + 3, format_usd(max_cost * k / 4.0));
+    const double usd = log_y ? std::pow(10, ly0 + (ly1 - ly0) * k / 4.0) : max_cost * k / 4.0;
+    svg += fmt::format("<text x='{}' y='{:.0f}' font-size='10' text-anchor='end'>{}</text>", X0 - 4, y + 3, format_usd(usd));
     if (has_time)
       svg += fmt::format("<text x='{:.0f}' y='{}' font-size='10' text-anchor='middle'>{:.1f}</text>", X0 + W * k / 4.0, Y0 + 14, max_t * k / 4.0 / 86400);
   }
@@ -79,12 +92,12 @@ std::string cost_chart(const Advice& a) {
   for (size_t i = 0; i < a.candidates.size(); ++i) {
     const Candidate& c = a.candidates[i];
     const double x = has_time ? X0 + W * c.training_time_s / max_t : X0 + W * (i + 0.5) / a.candidates.size();
-    const double y = Y0 - H * c.total_cost_usd / max_cost;
+    const double y = Y0 - H * ynorm(c.total_cost_usd);
     if (c.pareto) front.emplace_back(x, y);
     svg += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='{}' fill='{}'><title>{} x {} {}: {}{}</title></circle>", x, y,
                        i == 0 ? 7 : 5, c.mode == "buy" ? "#e15759" : "#4e79a7", c.gpus, c.gpu, c.mode,
                        format_usd(c.total_cost_usd), has_time ? ", " + format_seconds(c.training_time_s) : "");
-    if (i < 8 || c.pareto)
+    if (i == 0 || c.pareto)
       svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='10'>{} {}</text>", x + 7, y - 4, c.gpu, c.mode);
   }
   std::sort(front.begin(), front.end());

@@ -1,0 +1,18 @@
+// libFuzzer target: any bytes as a workload file, catalog or price file must parse or give an error.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "advise/workload_file.h"
+#include "hardware/catalog.h"
+#include "hardware/efficiency.h"
+#include "hardware/prices.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)gpuplan::parse_workload_file(text, "fuzz.toml", 20790, gpuplan::OwnershipCosts{});
+  (void)gpuplan::Catalog::from_toml(text, "fuzz.toml");
+  (void)gpuplan::PriceBook::from_toml(text, "fuzz.toml");
+  (void)gpuplan::EfficiencyTable::from_toml(text, "fuzz.toml");
+  return 0;
+}
