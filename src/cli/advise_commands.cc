@@ -347,6 +347,7 @@ std::vector<Command> advise_commands() {
          f->w.task = "pretrain";
          add_workload_flags(sub, f->w);
          sub.remove_option(sub.get_option("--gpus"));
+         sub.remove_option(sub.get_option("--dp"));
          sub.add_option("--gpus", f->gpus, "GPU count or range of powers of two, e.g. 8..16384")->capture_default_str();
          sub.add_option("--gpu", f->gpu, "catalog GPU id")->required();
          sub.add_option("--global-batch", f->global_batch, "sequences per step (default 4 x GPUs)");

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   cli::DataFlags flags;
   app.add_option("--catalog", flags.catalog_path, "GPU catalog TOML replacing the built-in one")->option_text("FILE");
   app.add_option("--prices", flags.prices_path, "price TOML replacing the built-in one")->option_text("FILE");
-  app.add_option("--calibration", flags.calibration_path, "efficiency overrides (e.g. from `gpuplan bench`)")->option_text("FILE");
+  app.add_option("--calibration", flags.calibration_path, "efficiency overrides (from `gpuplan bench`) or a `gpuplan profile` summary.json")->option_text("FILE");
   cli::Context ctx(flags);
 
   std::vector<cli::Command> commands;

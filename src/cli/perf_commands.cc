@@ -67,9 +67,8 @@ struct TrainFlags {
   bool json = false;
 };
 
-int run_train(Context& ctx, TrainFlags f) {
+int run_train(Context& ctx, const TrainFlags& f) {
   if (f.w.task == "infer") return fail(make_error("--task", "train models training; use `gpuplan infer` for inference"));
-  if (f.w.task == "full" && f.w.model.empty()) f.w.task = "pretrain";
   auto built = build_workload(f.w);
   if (!built) return fail(built.error());
   const auto& [m, w] = *built;
@@ -247,7 +246,7 @@ int run_roofline(Context& ctx, RooflineFlags f) {
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& o : r.ops)
       ops.push_back({{"name", o.name}, {"flops", o.flops}, {"bytes", o.bytes}, {"intensity", o.intensity},
-                     {"time_s", o.time_s}, {"bound", o.memory_bound ? "memory" : "compute"}});
+                     {"time_s", o.time_s}, {"bound", o.memory_bound ? "memory-bound" : "compute-bound"}});
     nlohmann::json j = {{"schema_version", 1}, {"model", m.id}, {"gpu", ge->first.id}, {"task", to_string(phase)},
                         {"verdict", verdict}, {"ridge_point", r.ridge_point}, {"achievable_ridge_point", r.achievable_ridge},
                         {"peak_flops", r.peak_flops}, {"bandwidth_bytes_per_s", r.bandwidth_Bps},
@@ -407,7 +406,6 @@ std::vector<Command> perf_commands() {
          add_cluster_flags(sub, f->cluster);
          sub.add_option("--gpu", f->gpu, "catalog GPU id")->required();
          sub.add_option("--micro-batch", f->w.batch, "sequences per GPU per micro-batch (same as --batch)");
-         sub.add_option("--dp", f->w.gpus, "data-parallel degree is --gpus / (tp x pp); this flag is an alias of --gpus")->group("");
          sub.add_option("--global-batch", f->global_batch, "sequences per optimizer step (default: micro-batch x grad-accum x dp)");
          sub.add_option("--tokens", f->tokens, "tokens to train on: gives time to train and GPU-hours");
          sub.add_option("--epochs", f->epochs, "epochs over --dataset-tokens");

@@ -21,6 +21,7 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--zero", f.zero, "ZeRO stage 0-3 (3 = FSDP full shard)")->capture_default_str();
   sub.add_option("--tp", f.tp, "tensor-parallel degree")->capture_default_str();
   sub.add_option("--pp", f.pp, "pipeline-parallel stages")->capture_default_str();
+  sub.add_option("--dp", f.dp, "data-parallel replicas (default: --gpus / (tp x pp))");
   sub.add_option("--virtual-stages", f.virtual_stages, "interleaved pipeline chunks per GPU")->capture_default_str();
   sub.add_option("--lora-rank", f.lora_rank, "LoRA rank on every linear layer")->capture_default_str();
   sub.add_option("--kv-precision", f.kv_precision, "KV cache precision (default: the activation precision)");
@@ -58,13 +59,21 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.lora_rank = f.lora_rank;
   w.offload_optimizer = f.offload_optimizer;
   if (f.gpus <= 0) return make_error("--gpus", fmt::format("must be at least 1, got {}", f.gpus));
+  if (f.dp < 0) return make_error("--dp", fmt::format("must be at least 1, got {}", f.dp));
+  int64_t gpus = f.gpus;
+  if (f.dp > 0) {
+    if (f.gpus != 1 && f.gpus != f.dp * f.tp * f.pp)
+      return make_error("--dp", fmt::format("dp {} x tp {} x pp {} is {} GPUs, but --gpus says {}", f.dp, f.tp, f.pp,
+                                            f.dp * f.tp * f.pp, f.gpus));
+    gpus = f.dp * f.tp * f.pp;
+  }
   if (f.tp <= 0) return make_error("--tp", fmt::format("must be at least 1, got {}", f.tp));
   if (f.pp <= 0) return make_error("--pp", fmt::format("must be at least 1, got {}", f.pp));
-  if (f.gpus % (f.tp * f.pp) != 0)
-    return make_error("--gpus", fmt::format("{} is not a multiple of tp x pp = {}", f.gpus, f.tp * f.pp));
+  if (gpus % (f.tp * f.pp) != 0)
+    return make_error("--gpus", fmt::format("{} is not a multiple of tp x pp = {}", gpus, f.tp * f.pp));
   w.par.tp = f.tp;
   w.par.pp = f.pp;
-  w.par.dp = f.gpus / (f.tp * f.pp);
+  w.par.dp = gpus / (f.tp * f.pp);
   w.par.zero = f.zero;
   w.par.virtual_stages = f.virtual_stages;
   w.par.sequence_parallel = !f.no_sequence_parallel;

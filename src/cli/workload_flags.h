@@ -17,7 +17,7 @@ struct WorkloadFlags {
   std::string task = "full", precision = "bf16", optimizer = "adamw", recompute = "none";
   std::string flash = "on", kv_precision;
   int64_t batch = 1, seq = 0, grad_accum = 1, lora_rank = 16;
-  int64_t gpus = 1, tp = 1, pp = 1, virtual_stages = 1;
+  int64_t gpus = 1, tp = 1, pp = 1, dp = 0, virtual_stages = 1;
   int zero = 0;
   bool offload_optimizer = false, no_sequence_parallel = false;
 };
