@@ -100,8 +100,13 @@ StackReport check_stack(const std::string& nvml_library, const Catalog& catalog)
   std::smatch m;
   const std::string nvcc = run_line("nvcc --version");
   if (std::regex_search(nvcc, m, std::regex(R"(release (\d+\.\d+))"))) r.cuda_toolkit = m[1];
-  const std::string torch = run_line(
-      "python3 -c \"import torch; print(torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())\"");
+  // The first interpreter on PATH may be a virtualenv's or pyenv's; the system one may hold torch.
+  std::string torch;
+  for (const char* py : {"python3", "/usr/bin/python3"}) {
+    torch = run_line(std::string(py) +
+                     " -c \"import torch; print(torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())\"");
+    if (!torch.empty()) break;
+  }
   if (!torch.empty()) {
     r.torch = torch.substr(0, torch.find('\n'));
     // "2.3.0 cuda None available False" for CPU builds: normalise for the check above.
