@@ -6,7 +6,6 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 #include "advise/advisor.h"
@@ -18,6 +17,7 @@
 #include "perf/phase_roofline.h"
 #include "report/html_report.h"
 #include "report/table.h"
+#include "util/text_file.h"
 #include "util/units.h"
 
 namespace gpuplan::cli {
@@ -246,11 +246,9 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
     text = std::string(data::embedded_file("qlora-7b-small-team.toml"));
     origin = "examples/qlora-7b-small-team.toml";
   } else {
-    std::ifstream in(f.file, std::ios::binary);
-    if (!in) return fail(make_error(f.file, "cannot open workload file"));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+    auto read = read_text_file(f.file, "workload file");
+    if (!read) return fail(read.error());
+    text = std::move(read).value();
     origin = f.file;
   }
   auto prices = ctx.prices();

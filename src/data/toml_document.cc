@@ -1,10 +1,9 @@
 #include "data/toml_document.h"
 
 #include "data/embedded.h"
+#include "util/text_file.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -28,11 +27,9 @@ Result<toml::table> parse_toml(std::string_view text, const std::string& origin)
 }
 
 Result<toml::table> parse_toml_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path, "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_toml(ss.str(), path);
+  auto text = read_text_file(path, "file");
+  if (!text) return text.error();
+  return parse_toml(*text, path);
 }
 
 std::string TomlFields::field(std::string_view key) const {

@@ -1,9 +1,7 @@
 #include "model/resolve.h"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +9,7 @@
 #include "model/hf_config.h"
 #include "model/presets.h"
 #include "model/safetensors.h"
+#include "util/text_file.h"
 
 namespace gpuplan {
 
@@ -18,20 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Result<std::string> read_text(const fs::path& p) {
-  std::error_code ec;
-  const auto size = fs::file_size(p, ec);
-  if (ec) return make_error(p.string(), "cannot read file");
-  if (size > (64u << 20)) return make_error(p.string(), "file is larger than 64 MiB; not a config");
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return make_error(p.string(), "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 Result<ModelSpec> from_config(const fs::path& config) {
-  auto text = read_text(config);
+  auto text = read_text_file(config.string(), "config");
   if (!text) return text.error();
   return parse_hf_config(*text, config.string());
 }
@@ -55,7 +42,7 @@ Result<std::vector<fs::path>> safetensors_in(const fs::path& dir) {
   std::vector<fs::path> files;
   const fs::path index = dir / "model.safetensors.index.json";
   if (fs::exists(index)) {
-    auto text = read_text(index);
+    auto text = read_text_file(index.string(), "safetensors index");
     if (!text) return text.error();
     auto j = nlohmann::json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
