@@ -176,6 +176,7 @@ int run_infer(Context& ctx, InferFlags f) {
   if (!cluster) return fail(cluster.error());
   InferenceRequest r{f.prompt, f.output, f.concurrency};
   const InferenceEstimate e = estimate_inference(m, w, r, gpu, eff, *cluster);
+  const InferenceMemory im = inference_memory(m, w, r, gpu, eff);
   const MemoryEstimate mem = estimate_memory(m, w, eff);
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
   if (f.json) {
@@ -194,10 +195,10 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"output_tokens_per_s", e.output_tokens_per_s},
                         {"total_output_tokens_per_s", e.total_output_tokens_per_s},
                         {"prefill_tokens_per_s", e.prefill_tokens_per_s},
-                        {"max_concurrency", e.max_concurrency ? nlohmann::json(*e.max_concurrency) : nlohmann::json(nullptr)},
+                        {"max_concurrency", im.max_concurrency ? nlohmann::json(*im.max_concurrency) : nlohmann::json(nullptr)},
                         {"fits_memory", fits},
                         {"memory_per_gpu_bytes", static_cast<int64_t>(mem.nvidia_smi())},
-                        {"kv_bytes_per_token", e.kv_bytes_per_token},
+                        {"kv_bytes_per_token", im.kv_bytes_per_token},
                         {"decode_breakdown",
                          {{"weight_read_s", e.decode_weight_read_s}, {"kv_read_s", e.decode_kv_read_s},
                           {"compute_s", e.decode_compute_s}, {"tp_comm_s", e.decode_comm_s},
@@ -213,8 +214,8 @@ int run_infer(Context& ctx, InferFlags f) {
              100 * e.decode_overhead_s / e.tpot_s, 100 * e.decode_comm_s / e.tpot_s);
   fmt::print("end-to-end latency    {}\n", format_seconds(e.e2e_latency_s));
   fmt::print("throughput            {:.1f} tokens/s per request, {:.0f} tokens/s in total\n", e.output_tokens_per_s, e.total_output_tokens_per_s);
-  if (e.max_concurrency)
-    fmt::print("max concurrency       {} sequences of {} tokens fit in memory\n", *e.max_concurrency, f.prompt + f.output);
+  if (im.max_concurrency)
+    fmt::print("max concurrency       {} sequences of {} tokens fit in memory\n", *im.max_concurrency, f.prompt + f.output);
   else
     fmt::print("max concurrency       none: the model does not fit on {} x {}\n", w.par.tp, gpu.id);
   if (!fits) fmt::print("memory                {} per GPU -- does NOT fit this concurrency\n", format_bytes(mem.nvidia_smi()));

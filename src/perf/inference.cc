@@ -68,17 +68,21 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   e.output_tokens_per_s = 1.0 / e.tpot_s;
   e.total_output_tokens_per_s = r.concurrency / e.tpot_s;
 
-  // Memory: the largest batch of (prompt + output)-token sequences that fits.
+  return e;
+}
+
+InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const InferenceRequest& r, const Gpu& gpu,
+                                 const Efficiency& eff) {
+  InferenceMemory out;
   Workload mw = w;
   mw.task = Task::infer;
   mw.seq = r.prompt_tokens + r.output_tokens;
   mw.micro_batch = 1;
-  const FitReport fit = check_fit(m, mw, gpu, eff);
-  e.max_concurrency = fit.max_batch;
+  out.max_concurrency = check_fit(m, mw, gpu, eff).max_batch;
   const MemoryEstimate mem = estimate_memory(m, mw, eff);
-  e.weight_bytes_per_gpu = mem.weights;
-  e.kv_bytes_per_token = mem.kv_cache / static_cast<double>(mw.seq);
-  return e;
+  out.weight_bytes_per_gpu = mem.weights;
+  out.kv_bytes_per_token = mem.kv_cache / static_cast<double>(mw.seq);
+  return out;
 }
 
 }  // namespace gpuplan

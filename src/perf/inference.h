@@ -1,6 +1,6 @@
 // The inference performance model: prefill (compute-bound) gives time to first token; each decode
 // step reads every weight and the KV cache (memory-bound) and gives time per output token; then
-// per-request and total throughput, and the most concurrent sequences the KV cache allows.
+// per-request and total throughput; and, separately, the most concurrent sequences the KV cache allows.
 #pragma once
 
 #include <cstdint>
@@ -28,17 +28,25 @@ struct InferenceEstimate {
   double output_tokens_per_s = 0;          // per request
   double total_output_tokens_per_s = 0;    // all concurrent requests
   double prefill_tokens_per_s = 0;
-  std::optional<int64_t> max_concurrency;  // largest batch whose KV cache fits
   // Decode step split.
   double decode_weight_read_s = 0, decode_kv_read_s = 0, decode_compute_s = 0, decode_comm_s = 0,
          decode_overhead_s = 0;
-  double weight_bytes_per_gpu = 0, kv_bytes_per_token = 0;
   std::string tp_link;
+};
+
+// What serving the request costs in memory: the most concurrent sequences whose KV caches fit
+// beside the weights, and the bytes behind that. Kept apart from the timing because it is a search
+// over the memory model, which callers sweeping concurrency need only once.
+struct InferenceMemory {
+  std::optional<int64_t> max_concurrency;  // largest batch of (prompt + output)-token sequences that fits
+  double weight_bytes_per_gpu = 0, kv_bytes_per_token = 0;
 };
 
 // `w` carries the weight precision, KV precision and TP degree; micro_batch and seq are ignored
 // in favour of `r`. REQUIRES: w.validate(m) succeeded.
 InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, const InferenceRequest& r,
                                      const Gpu& gpu, const Efficiency& eff, const Cluster& cluster);
+InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const InferenceRequest& r, const Gpu& gpu,
+                                 const Efficiency& eff);
 
 }  // namespace gpuplan

@@ -47,9 +47,10 @@ ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gp
     ServingOption o;
     o.tp = tp;
     const InferenceEstimate one = estimate_inference(m, w, {t.prompt_tokens, t.output_tokens, 1}, gpu, eff, cluster);
+    const InferenceMemory mem = inference_memory(m, w, {t.prompt_tokens, t.output_tokens, 1}, gpu, eff);
     o.ttft_s = one.ttft_s;
     o.tpot_s = one.tpot_s;
-    if (!one.max_concurrency) {
+    if (!mem.max_concurrency) {
       o.why_not = fmt::format("the weights and one {}-token KV cache do not fit {} x {}", t.prompt_tokens + t.output_tokens, tp, gpu.id);
     } else if (one.ttft_s > t.ttft_s) {
       o.why_not = fmt::format("time to first token {} exceeds the {} target", format_seconds(one.ttft_s), format_seconds(t.ttft_s));
@@ -58,7 +59,7 @@ ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gp
     }
     if (o.ok()) {
       // Largest concurrency meeting the TPOT target, up to what memory allows (TPOT grows with c).
-      int64_t lo = 1, hi = *one.max_concurrency;
+      int64_t lo = 1, hi = *mem.max_concurrency;
       Point best = at_concurrency(m, w, gpu, eff, cluster, t, 1, one.ttft_s);
       if (!best.stable || best.tpot_s > t.tpot_s) {
         o.why_not = "prefill of arriving requests leaves no time to decode within the TPOT target";
