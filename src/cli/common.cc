@@ -9,31 +9,26 @@
 
 namespace gpuplan::cli {
 
-Result<const Catalog*> Context::catalog() {
-  if (!catalog_) {
-    if (flags_.catalog_path.empty()) {
-      catalog_ = Catalog::builtin();
+namespace {
+// The built-in data, or the user's file named by `flag`, loaded on first use into `slot`.
+template <class T>
+Result<const T*> load_once(std::optional<T>& slot, const std::string& path, const char* flag) {
+  if (!slot) {
+    if (path.empty()) {
+      slot = T::builtin();
     } else {
-      auto c = Catalog::from_file(flags_.catalog_path);
-      if (!c) return make_error("--catalog", c.error().to_string());
-      catalog_ = std::move(c).value();
+      auto r = T::from_file(path);
+      if (!r) return make_error(flag, r.error().to_string());
+      slot = std::move(r).value();
     }
   }
-  return &*catalog_;
+  return &*slot;
 }
+}  // namespace
 
-Result<const PriceBook*> Context::prices() {
-  if (!prices_) {
-    if (flags_.prices_path.empty()) {
-      prices_ = PriceBook::builtin();
-    } else {
-      auto p = PriceBook::from_file(flags_.prices_path);
-      if (!p) return make_error("--prices", p.error().to_string());
-      prices_ = std::move(p).value();
-    }
-  }
-  return &*prices_;
-}
+Result<const Catalog*> Context::catalog() { return load_once(catalog_, flags_.catalog_path, "--catalog"); }
+
+Result<const PriceBook*> Context::prices() { return load_once(prices_, flags_.prices_path, "--prices"); }
 
 Result<const EfficiencyTable*> Context::efficiency() {
   if (!efficiency_) {
