@@ -17,7 +17,6 @@ struct PassCost {
     overhead_s += t.overhead_s * calls;
   }
   double total() const { return compute_s + memory_s + overhead_s; }
-  PassCost scaled(double k) const { return {compute_s * k, memory_s * k, overhead_s * k}; }
   PassCost& operator+=(const PassCost& o) {
     compute_s += o.compute_s, memory_s += o.memory_s, overhead_s += o.overhead_s;
     return *this;
