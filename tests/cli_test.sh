@@ -105,7 +105,7 @@ check advise_markdown 0 "" -- advise --markdown
 
 json_has predict_json "d['source_gpu'] == 'a100-80gb-sxm' and len(d['predictions']) == 2 and all(p['step_time_low_s'] <= p['step_time_s'] <= p['step_time_high_s'] for p in d['predictions'])" -- predict --from "$root/tests/fixtures/profiles/mpt7b-a100-8gpu.json" --gpu h100-sxm,l40s --json
 json_has advise_profile_calibration "d['recommendation'] is not None" -- --calibration "$root/tests/fixtures/profiles/mpt7b-a100-8gpu.json" advise --json
-check predict_missing_file 2 "--from: cannot open" -- predict --from /nonexistent.json --gpu h100-sxm
+check predict_missing_file 2 "--from: .*cannot open" -- predict --from /nonexistent.json --gpu h100-sxm
 printf '{"steps": {"count": 0, "median_s": null}}' >"$tmp/nosteps.json"
 check predict_no_steps 2 "--from: the profile recognised no steps" -- predict --from "$tmp/nosteps.json" --gpu h100-sxm
 check predict_unknown_target 2 "--gpu: unknown GPU 'h100'" -- predict --from "$root/tests/fixtures/profiles/mpt7b-a100-8gpu.json" --gpu h100

@@ -117,11 +117,10 @@ int run_plan(Context& ctx, PlanFlags f) {
     json ru = json::array(), per = json::array();
     for (const auto& c : r.runners_up) ru.push_back(plan_json(c));
     for (const auto& c : r.best_per_count) per.push_back(plan_json(c));
-    fmt::print("{}\n", json{{"schema_version", 1}, {"model", m.id}, {"gpu", g->id},
+    return print_json(json{{"schema_version", 1}, {"model", m.id}, {"gpu", g->id},
                             {"best", r.best ? plan_json(*r.best) : json(nullptr)}, {"runners_up", ru},
                             {"per_gpu_count", per}, {"configs_evaluated", r.configs_evaluated},
-                            {"configs_fitting", r.configs_fitting}}.dump(2));
-    return 0;
+                            {"configs_fitting", r.configs_fitting}}, "--model");
   }
   fmt::print("{} on {}: {} layouts evaluated, {} fit in memory\n\n", m.name, g->id, r.configs_evaluated, r.configs_fitting);
   if (!r.best) {
@@ -178,7 +177,7 @@ int run_cost(Context& ctx, const CostFlags& f) {
   const CostComparison c = compare_rent_buy(*g, p, in);
   if (c.cheaper.empty()) return fail(make_error("--gpu", "no cloud or purchase price on file for " + g->id + " (add one with --prices)"));
   if (f.json) {
-    fmt::print("{}\n", json{{"schema_version", 1}, {"gpu", g->id}, {"gpus", f.gpus}, {"hours_per_month", f.hours},
+    return print_json(json{{"schema_version", 1}, {"gpu", g->id}, {"gpus", f.gpus}, {"hours_per_month", f.hours},
                             {"years", in.own.lifetime_years}, {"cheaper", c.cheaper},
                             {"break_even_months", c.break_even_months ? json(*c.break_even_months) : json(nullptr)},
                             {"break_even_utilisation", c.break_even_utilisation ? json(*c.break_even_utilisation) : json(nullptr)},
@@ -187,8 +186,7 @@ int run_cost(Context& ctx, const CostFlags& f) {
                             {"capex_usd", c.capex_usd}, {"power_usd_per_month", c.power_usd_per_month},
                             {"cloud_usd_per_month", c.cloud_usd_per_month}, {"cloud_provider", c.cloud_provider},
                             {"cloud_usd_per_gpu_hour", c.cloud_usd_per_gpu_hour ? json(*c.cloud_usd_per_gpu_hour) : json(nullptr)},
-                            {"purchase_usd_per_gpu", c.purchase_usd_per_gpu ? json(*c.purchase_usd_per_gpu) : json(nullptr)}}.dump(2));
-    return 0;
+                            {"purchase_usd_per_gpu", c.purchase_usd_per_gpu ? json(*c.purchase_usd_per_gpu) : json(nullptr)}}, "--gpu");
   }
   fmt::print("{} x {}, busy {:.0f} hours a month, over {:.0f} years\n\n", f.gpus, g->name, f.hours, in.own.lifetime_years);
   if (c.cloud_usd_per_gpu_hour)
@@ -304,10 +302,9 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
       rec = candidate_json(*a.recommendation);
       rec["reasons"] = a.reasons;
     }
-    fmt::print("{}\n", json{{"schema_version", 1}, {"workload", req->name}, {"horizon_years", a.horizon_years},
+    return print_json(json{{"schema_version", 1}, {"workload", req->name}, {"horizon_years", a.horizon_years},
                             {"recommendation", rec}, {"candidates", cands}, {"rejected", rej},
-                            {"configs_evaluated", a.configs_evaluated}}.dump(2));
-    return 0;
+                            {"configs_evaluated", a.configs_evaluated}}, "workload");
   }
   if (f.markdown) {
     fmt::print("{}", render_markdown(*req, a));

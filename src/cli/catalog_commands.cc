@@ -43,8 +43,7 @@ int run_gpus(Context& ctx, const GpusFlags& f) {
       j["cloud"] = cloud;
       arr.push_back(j);
     }
-    fmt::print("{}\n", arr.dump(2));
-    return 0;
+    return print_json(arr, "--catalog");
   }
   TextTable t({"id", "name", "tier", "memory", "bandwidth", "bf16/fp16", "fp8", "TDP", "link", "cloud $/h", "buy"});
   t.align_right({3, 4, 5, 6, 7, 8, 9, 10});
@@ -72,8 +71,7 @@ int run_models(bool json) {
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& m : presets.models()) arr.push_back(to_json(m));
-    fmt::print("{}\n", arr.dump(2));
-    return 0;
+    return print_json(arr, "models");
   }
   TextTable t({"id", "name", "parameters", "layers", "hidden", "heads/kv", "vocab", "context"});
   t.align_right({2, 3, 4, 5, 6, 7});

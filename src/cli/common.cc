@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
+#include <cmath>
 
 #include "calibrate/profile_fit.h"
+#include "util/text_file.h"
+#include "util/utf8.h"
 
 namespace gpuplan::cli {
 
@@ -37,10 +39,10 @@ Result<const EfficiencyTable*> Context::efficiency() {
       efficiency_ = EfficiencyTable::builtin();
     } else if (path.size() > 5 && path.substr(path.size() - 5) == ".json") {
       // A `gpuplan profile` summary: the run's own efficiency, applied to every GPU.
-      std::ifstream in(path);
-      if (!in) return make_error("--calibration", "cannot open " + path);
-      auto summary = nlohmann::json::parse(in, nullptr, false);
-      if (summary.is_discarded()) return make_error("--calibration", path + " is not valid JSON");
+      auto text = read_text_file(path, "profile summary");
+      if (!text) return make_error("--calibration", text.error().to_string());
+      auto summary = nlohmann::json::parse(*text, nullptr, false);
+      if (summary.is_discarded()) return make_error("--calibration", valid_utf8(path) + " is not valid JSON");
       auto catalog = this->catalog();
       if (!catalog) return catalog.error();
       auto fit = fit_profile(summary, {}, **catalog, EfficiencyTable::builtin());
@@ -55,8 +57,44 @@ Result<const EfficiencyTable*> Context::efficiency() {
   return &*efficiency_;
 }
 
+namespace {
+// The JSON path ("predictions/0/step_time_s") of the first NaN or infinite number in `j`, or "".
+std::string non_finite_at(const nlohmann::json& j, const std::string& at) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>()) ? "" : (at.empty() ? "(value)" : at);
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (auto p = non_finite_at(it.value(), at.empty() ? it.key() : at + "/" + it.key()); !p.empty()) return p;
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i)
+      if (auto p = non_finite_at(j[i], at + "/" + std::to_string(i)); !p.empty()) return p;
+  }
+  return "";
+}
+}  // namespace
+
+int print_json(const nlohmann::json& j, const std::string& input) {
+  if (const std::string at = non_finite_at(j, ""); !at.empty())
+    return fail(make_error(input, "gives a non-finite " + at + "; the input is outside what gpuplan can estimate"));
+  fmt::print("{}\n", json_text(j, 2));
+  return 0;
+}
+
+Status check_figures(std::initializer_list<Figure> figures, const std::string& input) {
+  for (const Figure& f : figures) {
+    if (!std::isfinite(f.value))
+      return make_error(input, fmt::format("gives a non-finite {}; the input is outside what gpuplan can estimate", f.name));
+    if (f.value < 0 || f.value > f.max)
+      return make_error(input, fmt::format("gives an absurd {} ({:.3g}); the input is outside what gpuplan can estimate", f.name, f.value));
+  }
+  return std::nullopt;
+}
+
 int fail(const Error& e) {
-  fmt::print(stderr, "gpuplan: error: {}\n", e.to_string());
+  // One line, whatever the message holds (a path may contain newlines).
+  std::string line = e.to_string();
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  fmt::print(stderr, "gpuplan: error: {}\n", line);
   return kExitUsage;
 }
 

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -38,6 +40,24 @@ class Context {
 
 // Prints "gpuplan: error: <field>: <message>" and returns the usage exit code.
 int fail(const Error& e);
+
+// Parses one command line and runs it; returns the exit code. Never exits the process.
+int run_cli(int argc, char** argv);
+
+// Prints `j` (indented, invalid UTF-8 replaced) and returns 0; or, when a number in it is NaN or
+// infinite (which JSON cannot hold and would print as null), fails naming that field and `input`.
+int print_json(const nlohmann::json& j, const std::string& input);
+
+// The last check before an estimate is shown: each figure must be finite, non-negative and at most
+// `max`. The error names the figure and the input that produced it.
+struct Figure {
+  const char* name;
+  double value;
+  double max = 1e30;
+};
+Status check_figures(std::initializer_list<Figure> figures, const std::string& input);
+// Seconds beyond the age of the universe (4.4e17 s) are not an answer.
+inline constexpr double kMaxSeconds = 4.4e17;
 
 // A subcommand: its name, one-line help, and how it adds itself to the parser. `run` is set by
 // `setup` and called after parsing.

@@ -1,55 +1,27 @@
 // gpuplan: which GPUs to rent or buy for AI training and inference, with the work shown.
-// This file only parses flags and dispatches; every estimate lives in the library.
+// main() only guards the dispatch: whatever escapes it (a bug, memory exhaustion) is reported as
+// one line with exit code 1, never an abort with a core dump.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <exception>
+#include <new>
+#include <string>
 
 #include "cli/common.h"
-#include "util/suggest.h"
-
-using namespace gpuplan;
+#include "util/utf8.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpuplan: plan GPU hardware for AI training and inference, from first principles"};
-  app.set_version_flag("--version", "gpuplan 0.1.0");
-  app.require_subcommand(1);
-  app.fallthrough();  // --catalog/--prices/--calibration also work after the subcommand
-  cli::DataFlags flags;
-  app.add_option("--catalog", flags.catalog_path, "GPU catalog TOML replacing the built-in one")->option_text("FILE");
-  app.add_option("--prices", flags.prices_path, "price TOML replacing the built-in one")->option_text("FILE");
-  app.add_option("--calibration", flags.calibration_path, "efficiency overrides (from `gpuplan bench`) or a `gpuplan profile` summary.json")->option_text("FILE");
-  cli::Context ctx(flags);
-
-  std::vector<cli::Command> commands;
-  for (auto* group : {&cli::catalog_commands, &cli::memory_commands, &cli::perf_commands, &cli::advise_commands, &cli::profile_commands})
-    for (auto& c : (*group)()) commands.push_back(std::move(c));
-  std::function<int()> run;
-  std::vector<std::string> names;
-  for (auto& c : commands) {
-    CLI::App* sub = app.add_subcommand(c.name, c.help);
-    c.setup(*sub, ctx, run);
-    names.push_back(c.name);
-  }
-
-  // ninja-style: "unknown command 'x' (did you mean 'y'?)" before CLI11's generic message.
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string first = argv[1];
-    if (std::find(names.begin(), names.end(), first) == names.end())
-      return cli::fail(make_error(first, "unknown command" + did_you_mean(first, names) +
-                                             "; `gpuplan --help` lists them"));
-  }
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
+    return gpuplan::cli::run_cli(argc, argv);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "gpuplan: internal error: out of memory\n");
+  } catch (const std::exception& e) {
+    std::string what = gpuplan::valid_utf8(e.what());
     std::replace(what.begin(), what.end(), '\n', ' ');
-    return cli::fail(make_error("usage", what + " (see --help)"));
+    fmt::print(stderr, "gpuplan: internal error: {}\n", what);
+  } catch (...) {
+    fmt::print(stderr, "gpuplan: internal error: unknown exception\n");
   }
-  return run ? run() : cli::kExitUsage;
+  return 1;
 }

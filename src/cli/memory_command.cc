@@ -51,8 +51,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     if (!fit->fits) split = smallest_fitting_split(model, w, *gpu, eff);
   }
   if (f.json) {
-    fmt::print("{}\n", memory_json(model, w, e, gpu ? &*gpu : nullptr, fit, split).dump(2));
-    return 0;
+    return print_json(memory_json(model, w, e, gpu ? &*gpu : nullptr, fit, split), "--model");
   }
   fmt::print("{}\n", describe(model, w));
   if (w.par.gpus() > 1)

@@ -14,12 +14,12 @@
 #include "perf/phase_roofline.h"
 #include "perf/training.h"
 #include "report/table.h"
+#include "util/text_file.h"
 #include "util/units.h"
 #include "calibrate/profile_fit.h"
 #include "hardware/prices.h"
 #include "validation/validation.h"
 
-#include <fstream>
 
 namespace gpuplan::cli {
 
@@ -119,8 +119,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
          {{"compute_s", b.compute_s}, {"memory_bound_s", b.memory_s}, {"kernel_overhead_s", b.overhead_s},
           {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"dp_comm_exposed_s", b.dp_comm_exposed_s},
           {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}}}};
-    fmt::print("{}\n", j.dump(2));
-    return 0;
+    return print_json(j, "--model");
   }
   fmt::print("{} on {} x {} (tp {} x pp {} x dp {}, ZeRO-{}), {} x {} tokens per micro-batch, {} micro-batches a step\n\n",
              m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp, w.par.zero, w.micro_batch, w.seq, e.micro_batches);
@@ -203,8 +202,7 @@ int run_infer(Context& ctx, InferFlags f) {
                          {{"weight_read_s", e.decode_weight_read_s}, {"kv_read_s", e.decode_kv_read_s},
                           {"compute_s", e.decode_compute_s}, {"tp_comm_s", e.decode_comm_s},
                           {"kernel_overhead_s", e.decode_overhead_s}}}};
-    fmt::print("{}\n", j.dump(2));
-    return 0;
+    return print_json(j, "--model");
   }
   fmt::print("{} on {} x {}, {} weights, {} KV cache; {} prompt + {} output tokens, {} concurrent\n\n", m.name,
              w.par.tp, gpu.id, to_string(w.precision), to_string(w.kv()), f.prompt, f.output, f.concurrency);
@@ -252,8 +250,7 @@ int run_roofline(Context& ctx, RooflineFlags f) {
                         {"verdict", verdict}, {"ridge_point", r.ridge_point}, {"achievable_ridge_point", r.achievable_ridge},
                         {"peak_flops", r.peak_flops}, {"bandwidth_bytes_per_s", r.bandwidth_Bps},
                         {"compute_bound_s", r.compute_bound_s}, {"memory_bound_s", r.memory_bound_s}, {"operations", ops}};
-    fmt::print("{}\n", j.dump(2));
-    return 0;
+    return print_json(j, "--model");
   }
   fmt::print("{} {} on {}: ridge point {:.0f} FLOP/byte ({} / {:.0f} GB/s)\n\n", m.name, to_string(phase), ge->first.id,
              r.ridge_point, format_flops(r.peak_flops), r.bandwidth_Bps / 1e9);
@@ -284,8 +281,7 @@ int run_validate(Context& ctx, bool json_out) {
                       {"uncalibrated", r.section == "cross_gpu" ? json(r.uncalibrated) : json(nullptr)}});
     nlohmann::json j = {{"schema_version", 1}, {"rows", rows}};
     for (const char* s : {"training", "inference", "operation", "cross_gpu"}) j["mape"][s] = rep->mape(s);
-    fmt::print("{}\n", j.dump(2));
-    return 0;
+    return print_json(j, "validate");
   }
   for (const char* section : {"training", "inference", "operation", "cross_gpu"}) {
     const bool cross = std::string_view(section) == "cross_gpu";
@@ -317,9 +313,9 @@ struct PredictFlags {
 };
 
 int run_predict(Context& ctx, const PredictFlags& f) {
-  std::ifstream in(f.from);
-  if (!in) return fail(make_error("--from", "cannot open " + f.from));
-  auto summary = json::parse(in, nullptr, false);
+  auto text = read_text_file(f.from, "profile summary");
+  if (!text) return fail(make_error("--from", text.error().to_string()));
+  auto summary = json::parse(*text, nullptr, false);
   if (summary.is_discarded()) return fail(make_error("--from", f.from + " is not valid JSON"));
   auto catalog = ctx.catalog();
   if (!catalog) return fail(catalog.error());
@@ -380,12 +376,11 @@ int run_predict(Context& ctx, const PredictFlags& f) {
                quote && epoch > 0 ? format_usd(per_hour * epoch / 3600) : "-", fits ? "fits" : "does NOT fit"});
   }
   if (f.json) {
-    fmt::print("{}\n", json{{"schema_version", 1}, {"model", fit->model.id}, {"source_gpu", fit->source.id},
+    return print_json(json{{"schema_version", 1}, {"model", fit->model.id}, {"source_gpu", fit->source.id},
                             {"measured_step_s", fit->measured_step_s}, {"uncalibrated_source_step_s", fit->uncalibrated_step_s},
                             {"fit", {{"compute_scale", fit->scale.compute}, {"memory_scale", fit->scale.memory},
                                      {"capped", fit->scale.capped}}},
-                            {"predictions", out}}.dump(2));
-    return 0;
+                            {"predictions", out}}, "--from");
   }
   fmt::print("{} measured on {} x {}: {} a step (the model alone says {}); fitted efficiency x{:.2f}{}\n\n", fit->model.name,
              fit->workload.par.gpus(), fit->source.id, format_seconds(fit->measured_step_s), format_seconds(fit->uncalibrated_step_s),

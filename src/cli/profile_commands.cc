@@ -12,6 +12,7 @@
 #include "perf/training.h"
 #include "profiler/profile_session.h"
 #include "util/units.h"
+#include "util/utf8.h"
 
 namespace gpuplan::cli {
 
@@ -67,7 +68,7 @@ int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
   if (!r) return fail(r.error());
   const json& s = r->summary;
   if (f.json) {
-    fmt::print(stderr, "{}\n", s.dump(2));
+    fmt::print(stderr, "{}\n", json_text(s, 2));
     return r->exit_code;
   }
   // The child owns stdout; gpuplan reports on stderr.
@@ -109,9 +110,8 @@ int run_doctor(Context& ctx, const std::string& nvml_lib, bool json_out) {
       gpus.push_back({{"name", g.name}, {"compute_capability", g.compute_capability}, {"memory_bytes", g.memory_bytes},
                       {"catalog_id", g.catalog_id.empty() ? json(nullptr) : json(g.catalog_id)}, {"precisions", g.precisions}});
     for (const auto& f : r.findings) findings.push_back({{"level", f.level}, {"finding", f.text}});
-    fmt::print("{}\n", json{{"schema_version", 1}, {"driver_version", r.driver_version}, {"cuda_driver_version", r.cuda_driver},
-                            {"cuda_toolkit_version", r.cuda_toolkit}, {"torch", r.torch}, {"gpus", gpus}, {"findings", findings}}.dump(2));
-    return 0;
+    return print_json(json{{"schema_version", 1}, {"driver_version", r.driver_version}, {"cuda_driver_version", r.cuda_driver},
+                            {"cuda_toolkit_version", r.cuda_toolkit}, {"torch", r.torch}, {"gpus", gpus}, {"findings", findings}}, "doctor");
   }
   fmt::print("NVIDIA driver: {}\n", r.driver_version.empty() ? "not found" : r.driver_version);
   fmt::print("CUDA (driver supports): {}\n", r.cuda_driver.empty() ? "-" : r.cuda_driver);
@@ -140,8 +140,7 @@ int run_bench(Context& ctx, const std::string& calibration_out, bool json_out) {
     std::fclose(f);
   }
   if (json_out) {
-    fmt::print("{}\n", bench_json(*r).dump(2));
-    return 0;
+    return print_json(bench_json(*r), "bench");
   }
   fmt::print("{}", bench_text(*r));
   if (!calibration_out.empty()) fmt::print("calibration written to {} (use it with --calibration)\n", calibration_out);

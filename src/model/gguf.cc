@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <fstream>
+
+#include "util/text_file.h"
 
 namespace gpuplan {
 
@@ -168,15 +169,13 @@ Result<GgufHeader> parse_gguf_header(std::string_view prefix, uint64_t file_size
 }
 
 Result<GgufHeader> read_gguf_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return make_error(path, "cannot open file");
-  const uint64_t size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  // Headers hold the tokenizer (a few MB); 256 MiB is far beyond any real one.
-  const uint64_t cap = 256ull << 20;
-  std::string buf(std::min(size, cap), '\0');
-  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-  auto h = parse_gguf_header(buf, size, path);
+  auto in = InputFile::open(path, "GGUF file");
+  if (!in) return in.error();
+  const uint64_t size = in->size();
+  const uint64_t cap = limits::kMaxGgufHeaderBytes;
+  auto buf = in->read(0, cap);
+  if (!buf) return buf.error();
+  auto h = parse_gguf_header(*buf, size, path);
   if (!h && size > cap) return make_error(path, "GGUF header not found in the first 256 MiB");
   return h;
 }

@@ -40,8 +40,9 @@ Status add_tensor_headers(ModelSpec& m, const std::vector<fs::path>& files) {
 
 Result<std::vector<fs::path>> safetensors_in(const fs::path& dir) {
   std::vector<fs::path> files;
+  std::error_code ec;
   const fs::path index = dir / "model.safetensors.index.json";
-  if (fs::exists(index)) {
+  if (fs::exists(index, ec)) {
     auto text = read_text_file(index.string(), "safetensors index");
     if (!text) return text.error();
     auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -55,13 +56,15 @@ Result<std::vector<fs::path>> safetensors_in(const fs::path& dir) {
     for (const auto& n : names) {
       if (n.find('/') != std::string::npos || n.find("..") != std::string::npos)
         return make_error(index.string() + ": weight_map", "file '" + n + "' is outside the model directory");
-      if (!fs::exists(dir / n)) return make_error(index.string(), "lists '" + n + "', which is missing");
+      if (!fs::exists(dir / n, ec)) return make_error(index.string(), "lists '" + n + "', which is missing");
       files.push_back(dir / n);
     }
     return files;
   }
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".safetensors") files.push_back(e.path());
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".safetensors") files.push_back(it->path());
+  if (ec) return make_error(dir.string(), "cannot list the model directory: " + ec.message());
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -78,7 +81,7 @@ Result<ModelSpec> resolve_model(const std::string& arg) {
   if (!fs::exists(p, ec)) return preset.error();
   if (fs::is_directory(p, ec)) {
     const fs::path config = p / "config.json";
-    if (!fs::exists(config)) return make_error(arg, "model directory has no config.json");
+    if (!fs::exists(config, ec)) return make_error(arg, "model directory has no config.json");
     auto m = from_config(config);
     if (!m) return m;
     auto files = safetensors_in(p);
@@ -95,7 +98,7 @@ Result<ModelSpec> resolve_model(const std::string& arg) {
   }
   if (ext == ".safetensors") {
     const fs::path config = p.parent_path().empty() ? fs::path("config.json") : p.parent_path() / "config.json";
-    if (!fs::exists(config))
+    if (!fs::exists(config, ec))
       return make_error(arg, "a .safetensors file needs the model's config.json beside it for the architecture");
     auto m = from_config(config);
     if (!m) return m;

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <map>
+
+#include "util/text_file.h"
 
 namespace gpuplan {
 
@@ -90,23 +91,23 @@ Result<TensorInventory> parse_safetensors_header(std::string_view prefix, uint64
 }
 
 Result<TensorInventory> read_safetensors_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return make_error(path, "cannot open file");
-  const uint64_t size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  std::string head(std::min<uint64_t>(size, 8), '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  if (size >= 8) {
+  auto in = InputFile::open(path, "safetensors file");
+  if (!in) return in.error();
+  const uint64_t size = in->size();
+  auto head = in->read(0, 8);
+  if (!head) return head.error();
+  if (size >= 8 && head->size() == 8) {
     uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[i]);
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>((*head)[static_cast<size_t>(i)]);
     // Only read what the header claims once it is known to fit in the file and the format's cap.
     if (n <= kMaxSafetensorsHeader && n <= size - 8) {
-      head.resize(8 + n);
-      in.read(head.data() + 8, static_cast<std::streamsize>(n));
-      if (!in) return make_error(path, "could not read the safetensors header");
+      auto rest = in->read(8, n);
+      if (!rest) return rest.error();
+      if (rest->size() != n) return make_error(path, "could not read the safetensors header");
+      *head += *rest;
     }
   }
-  return parse_safetensors_header(head, size, path);
+  return parse_safetensors_header(*head, size, path);
 }
 
 }  // namespace gpuplan

@@ -20,6 +20,7 @@
 #include "profiler/gpu_sampler.h"
 #include "profiler/host_sampler.h"
 #include "profiler/step_detector.h"
+#include "util/utf8.h"
 
 namespace gpuplan {
 
@@ -207,13 +208,13 @@ Result<ProfileOutcome> run_profile(const ProfileOptions& o) {
       const HostSample h = host.sample(t);
       if (!h.pids.empty()) pids = h.pids;
       data.host.push_back(h);
-      trace << json{{"type", "host"}, {"t", h.t_s}, {"cpu_percent", h.tree_cpu_percent}, {"rss_bytes", h.rss_bytes},
-                    {"read_Bps", h.read_Bps}, {"processes", h.processes}, {"core_busy_percent", h.core_busy_percent}}.dump()
+      trace << json_text(json{{"type", "host"}, {"t", h.t_s}, {"cpu_percent", h.tree_cpu_percent}, {"rss_bytes", h.rss_bytes},
+                    {"read_Bps", h.read_Bps}, {"processes", h.processes}, {"core_busy_percent", h.core_busy_percent}})
             << '\n';
       if (gpu) {
         for (const GpuSample& s : gpu->sample(t, pids)) {
           data.gpu[static_cast<size_t>(s.gpu)].push_back(s);
-          trace << gpu_sample_json(s).dump() << '\n';
+          trace << json_text(gpu_sample_json(s)) << '\n';
         }
       }
       next_sample += o.interval_s;
@@ -253,7 +254,7 @@ Result<ProfileOutcome> run_profile(const ProfileOptions& o) {
         const size_t before = detector->steps().size();
         detector->on_line(tr, line);
         if (detector->steps().size() != before)
-          trace << json{{"type", "step"}, {"t", tr}, {"step", detector->steps().back().second}}.dump() << '\n';
+          trace << json_text(json{{"type", "step"}, {"t", tr}, {"step", detector->steps().back().second}}) << '\n';
       };
       if (fd == out_pipe[0]) {
         write_all(1, buf, len);
@@ -264,7 +265,7 @@ Result<ProfileOutcome> run_profile(const ProfileOptions& o) {
       } else {
         marker_lines.feed(buf, len, [&](const std::string& line) {
           detector->on_marker(tr, line);
-          trace << json{{"type", "marker"}, {"t", tr}, {"line", line}}.dump() << '\n';
+          trace << json_text(json{{"type", "marker"}, {"t", tr}, {"line", line}}) << '\n';
         });
       }
     }
@@ -365,7 +366,7 @@ Result<ProfileOutcome> run_profile(const ProfileOptions& o) {
     res.summary["predicted"] = {{"step_time_s", *o.predicted_step_s},
                                 {"measured_over_predicted", *data.steps.median_s / *o.predicted_step_s}};
   trace.flush();
-  std::ofstream(o.out_dir + "/summary.json") << res.summary.dump(2) << '\n';
+  std::ofstream(o.out_dir + "/summary.json") << json_text(res.summary, 2) << '\n';
   return res;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "util/units.h"
+#include "util/utf8.h"
 
 namespace gpuplan {
 
@@ -13,7 +14,7 @@ namespace {
 
 std::string esc(const std::string& s) {
   std::string o;
-  for (char c : s) {
+  for (char c : valid_utf8(s)) {
     switch (c) {
       case '<': o += "&lt;"; break;
       case '>': o += "&gt;"; break;

@@ -31,7 +31,10 @@ std::string format_flops(double f) {
 }
 
 std::string format_usd(double usd) {
+  if (!std::isfinite(usd)) return fmt::format("${}", usd);
   if (std::fabs(usd) < 10.0) return fmt::format("${:.2f}", usd);
+  // Beyond 1e15 (where llround would no longer fit), digit grouping has no reader.
+  if (std::fabs(usd) >= 1e15) return fmt::format("{}${:.3g}", usd < 0 ? "-" : "", std::fabs(usd));
   const auto whole = static_cast<long long>(std::llround(usd));
   std::string digits = std::to_string(whole < 0 ? -whole : whole);
   std::string out;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace gpuplan {
 
 TEST(FormatBytes, UsesBinaryUnits) {
@@ -13,6 +15,12 @@ TEST(FormatBytes, UsesBinaryUnits) {
 TEST(FormatUsd, GroupsThousands) {
   EXPECT_EQ(format_usd(1234567.4), "$1,234,567");
   EXPECT_EQ(format_usd(0.42), "$0.42");
+}
+
+TEST(FormatUsd, NeverOverflowsOnHugeOrNonFiniteAmounts) {
+  EXPECT_EQ(format_usd(1e300), "$1e+300");
+  EXPECT_EQ(format_usd(-2.5e18), "-$2.5e+18");
+  EXPECT_EQ(format_usd(INFINITY), "$inf");
 }
 
 TEST(FormatSeconds, PicksAReadableUnit) {
