@@ -15,7 +15,8 @@ namespace {
 struct Setup {
   ModelSpec model = *Presets::builtin().find("llama-3.1-405b");
   Gpu gpu = *Catalog::builtin().find("h100-sxm");
-  Efficiency eff = EfficiencyTable::builtin().for_gpu(gpu);
+  Stack stack = *StackCatalog::builtin().find("megatron");
+  Efficiency eff = EfficiencyTable::builtin().for_gpu(gpu, stack);
   Cluster cluster = default_cluster(gpu);
   Workload w = [] {
     Workload w;
@@ -34,7 +35,7 @@ void BM_TrainingStepEstimate(benchmark::State& state) {
   const Setup s;
   TrainingRun run;
   run.global_batch = 2048;
-  for (auto _ : state) benchmark::DoNotOptimize(estimate_training(s.model, s.w, s.gpu, s.eff, s.cluster, run));
+  for (auto _ : state) benchmark::DoNotOptimize(estimate_training(s.model, s.w, s.gpu, s.eff, s.stack, s.cluster, run));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_TrainingStepEstimate);

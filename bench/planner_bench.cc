@@ -11,7 +11,8 @@ using namespace gpuplan;
 static void BM_Plan405bSweep(benchmark::State& state) {
   const ModelSpec m = *Presets::builtin().find("llama-3.1-405b");
   const Gpu g = *Catalog::builtin().find("h100-sxm");
-  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  const Stack stack = *StackCatalog::builtin().find("megatron");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g, stack);
   Workload base;
   base.task = Task::pretrain;
   base.seq = 8192;
@@ -21,7 +22,7 @@ static void BM_Plan405bSweep(benchmark::State& state) {
   space.global_batch = 2048;
   int64_t configs = 0;
   for (auto _ : state) {
-    const PlanResult r = plan_training(m, base, g, eff, default_cluster(g), space);
+    const PlanResult r = plan_training(m, base, g, eff, stack, default_cluster(g), space);
     configs += r.configs_evaluated;
     benchmark::DoNotOptimize(r.best);
   }

@@ -116,5 +116,16 @@ check doctor_runs 0 "" -- doctor
 json_has train_dp_flag "d['gpus'] == 16 and d['dp'] == 8 and d['tp'] == 2" -- train --model llama-3.1-8b --gpu h100-sxm --tp 2 --dp 8 --json
 check train_dp_conflict 2 "--dp: dp 8 x tp 2 x pp 1 is 16 GPUs, but --gpus says 8" -- train --model llama-3.1-8b --gpu h100-sxm --tp 2 --dp 8 --gpus 8
 
+# Software stacks (issue 9): listed as data, named on every training output, bad ids refused.
+json_has stacks_json "set(['megatron','torchtitan','torchtitan-compile','hf','deepspeed','torchtune','unsloth']) <= set(s['id'] for s in d) and all('name' in s for s in d)" -- stacks --json
+check stacks_lists 0 "" -- stacks
+check unknown_stack 2 "--stack: unknown stack 'torchtitn' \(did you mean torchtitan" -- train --model llama-3.1-8b --gpu h100-sxm --stack torchtitn
+check bad_recompute 2 "--recompute: must be none, selective, op, full or every:N" -- train --model llama-3.1-8b --gpu h100-sxm --recompute every:0
+check stack_on_inference_memory 2 "--stack: names a training stack" -- memory --model gpt2 --task infer --stack hf
+json_has train_names_stack "d['stack'] == 'torchtitan' and d['recompute'] == 'op'" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --stack torchtitan --json
+json_has train_default_stack "d['stack'] == 'megatron'" -- train --model llama-3.1-8b --gpu h100-sxm --json
+json_has memory_names_stack "d['stack'] == 'hf'" -- memory --model llama-3.1-8b --task lora --json
+json_has plan_names_stack "d['stack'] == 'torchtitan-compile' and d['best']['stack'] == 'torchtitan-compile'" -- plan --model llama-3.1-8b --gpu h100-sxm --gpus 8 --stack torchtitan-compile --json
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

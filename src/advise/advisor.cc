@@ -86,7 +86,8 @@ Advice advise(const AdviseRequest& req, const Catalog& catalog, const PriceBook&
         space.global_batch = job.global_batch;
         space.tokens = job.tokens;
         space.keep = 0;
-        job_plans.push_back(plan_training(job.model, job.workload, gpu, eff, default_cluster(gpu), space, progress));
+        job_plans.push_back(plan_training(job.model, job.workload, gpu, table.for_gpu(gpu, job.stack), job.stack,
+                                          default_cluster(gpu), space, progress));
         a.configs_evaluated += job_plans.back().configs_evaluated;
       }
       for (const InferenceService& s : req.inference)
@@ -216,9 +217,9 @@ Advice advise(const AdviseRequest& req, const Catalog& catalog, const PriceBook&
   }
   for (const auto& j : best.jobs) {
     const Workload& w = j.plan.workload;
-    r.push_back(fmt::format("{}: {} GPUs as tp {} x pp {} x dp {} (ZeRO-{}, micro-batch {}, recompute {}) finish a run in {} "
-                            "at {:.0f}% MFU; the bottleneck is {}.", j.name, w.par.gpus(), w.par.tp, w.par.pp, w.par.dp,
-                            w.par.zero, w.micro_batch, to_string(w.recompute), format_seconds(j.time_s),
+    r.push_back(fmt::format("{}: {} GPUs as tp {} x pp {} x dp {} (ZeRO-{}, micro-batch {}, recompute {}, stack {}) finish a "
+                            "run in {} at {:.0f}% MFU; the bottleneck is {}.", j.name, w.par.gpus(), w.par.tp, w.par.pp, w.par.dp,
+                            w.par.zero, w.micro_batch, to_string(w.recompute_spec()), j.plan.estimate.stack, format_seconds(j.time_s),
                             100 * j.plan.estimate.mfu, j.bottleneck));
     if (w.par.tp > 1)
       r.push_back(fmt::format("{} splits layers across {} GPUs: {} ({}) carries the tensor-parallel traffic.", j.name,

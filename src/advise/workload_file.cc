@@ -68,7 +68,7 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   TomlFields f(t, where);
   if (auto s = f.only_keys({"name", "model", "task", "precision", "optimizer", "seq", "lora_rank", "flash_attention",
                             "tokens", "epochs", "dataset_tokens", "global_batch", "deadline", "deadline_days", "runs",
-                            "kv_precision"}))
+                            "kv_precision", "stack"}))
     return *s;
   TrainingJob j;
   auto name = f.string("name");
@@ -85,6 +85,11 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   auto w = precision_fields(f, j.workload);
   if (!w) return w.error();
   j.workload = *w;
+  auto stack = f.optional_string("stack");
+  if (!stack) return stack.error();
+  auto st = StackCatalog::builtin().find(stack->value_or(default_stack_id(j.workload.task)), f.field("stack"));
+  if (!st) return st.error();
+  j.stack = *st;
   auto opt = f.optional_string("optimizer");
   if (!opt) return opt.error();
   if (*opt) {

@@ -11,6 +11,7 @@
 #include "hardware/prices.h"
 #include "model/model.h"
 #include "planner/serving_planner.h"
+#include "stack/stack.h"
 #include "util/status.h"
 #include "workload/workload.h"
 
@@ -20,6 +21,7 @@ struct TrainingJob {
   std::string name;
   ModelSpec model;
   Workload workload;         // task, precision, optimizer, seq, flash attention, LoRA rank
+  Stack stack;               // `stack = "id"`, else the task's usual stack (default_stack_id)
   int64_t global_batch = 0;  // sequences per step; 0 = planner default
   double tokens = 0;         // tokens processed by one run (epochs x dataset tokens)
   std::optional<double> deadline_s;

@@ -24,6 +24,19 @@ TEST(WorkloadFile, ReadsJobsServicesAndConstraints) {
   EXPECT_EQ(r->constraints.tiers.size(), 1u);
 }
 
+TEST(WorkloadFile, StackDefaultsToTheTasksUsualOneAndCanBeNamed) {
+  auto dflt = parse(kJob);
+  ASSERT_TRUE(dflt.ok()) << dflt.error().to_string();
+  EXPECT_EQ(dflt->training[0].stack.id, "hf");  // QLoRA: Hugging Face PEFT + bitsandbytes
+  auto named = parse(std::string(kJob) + "stack='unsloth'\n");
+  ASSERT_TRUE(named.ok()) << named.error().to_string();
+  EXPECT_EQ(named->training[0].stack.id, "unsloth");
+  auto bad = parse(std::string(kJob) + "stack='unslot'\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "w.toml: training[0].stack");
+  EXPECT_NE(bad.error().message.find("unsloth"), std::string::npos);
+}
+
 TEST(WorkloadFile, UnknownKeyIsNamed) {
   auto r = parse(std::string(kJob) + "epoch=3\n");
   ASSERT_FALSE(r.ok());

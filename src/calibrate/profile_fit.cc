@@ -37,13 +37,18 @@ Result<ProfileFit> fit_profile(const json& s, const ProfileWorkloadOverrides& o,
   auto p = parse_precision(prec);
   if (!p) return make_error("--precision", "unknown precision '" + prec + "'");
   wl.precision = *p;
+  const std::string stack = o.stack.empty() ? (str(w, "stack").empty() ? default_stack_id(wl.task) : str(w, "stack")) : o.stack;
+  auto found = StackCatalog::builtin().find(stack);
+  if (!found) return found.error();
+  f.stack = *found;
+  wl.set_recompute(f.stack.default_recompute);
   wl.micro_batch = o.micro_batch ? o.micro_batch : (num(w, "micro_batch") ? num(w, "micro_batch") : 1);
   wl.seq = o.seq ? o.seq : (num(w, "seq") ? num(w, "seq") : 2048);
   wl.par.dp = o.gpus ? o.gpus : (num(w, "gpus") ? num(w, "gpus") : 1);
   if (wl.par.dp > 1) wl.par.zero = 3;
   wl.grad_accum = o.grad_accum ? o.grad_accum : (num(w, "grad_accum") ? num(w, "grad_accum") : 1);
   if (w.contains("recompute") && w["recompute"].is_string())
-    if (auto r = parse_recompute(w["recompute"].get<std::string>())) wl.recompute = *r;
+    if (auto r = parse_recompute(w["recompute"].get<std::string>())) wl.set_recompute(*r);
   if (auto e = wl.validate(f.model)) return *e;
   // The GPU it ran on: named, recorded, or recognised from the driver's device name.
   std::string gpu_id = o.source_gpu.empty() ? str(w, "gpu") : o.source_gpu;
@@ -56,9 +61,11 @@ Result<ProfileFit> fit_profile(const json& s, const ProfileWorkloadOverrides& o,
   if (!g) return g.error();
   f.source = *g;
   f.run.global_batch = wl.micro_batch * wl.grad_accum * wl.par.dp;
-  const Efficiency base = table.for_gpu(f.source);
+  const Efficiency base = table.for_gpu(f.source, f.stack);
   const Cluster cluster = default_cluster(f.source);
-  auto seconds = [&](const Efficiency& e) { return estimate_training(f.model, wl, f.source, e, cluster, f.run).step_time_s; };
+  auto seconds = [&](const Efficiency& e) {
+    return estimate_training(f.model, wl, f.source, e, f.stack, cluster, f.run).step_time_s;
+  };
   f.uncalibrated_step_s = seconds(base);
   f.scale = fit_efficiency(base, seconds, f.measured_step_s, Attribution::joint);
   return f;

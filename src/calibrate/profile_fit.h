@@ -20,13 +20,14 @@ namespace gpuplan {
 
 // Command-line values that replace or complete the summary's "workload" record.
 struct ProfileWorkloadOverrides {
-  std::string model, task, precision, source_gpu;
+  std::string model, task, precision, source_gpu, stack;
   int64_t micro_batch = 0, seq = 0, gpus = 0, grad_accum = 0;
 };
 
 struct ProfileFit {
   ModelSpec model;
   Workload workload;  // as it ran on the source
+  Stack stack;        // what it ran under (--stack, the summary's "stack", or the task's usual one)
   Gpu source;
   TrainingRun run;
   double measured_step_s = 0, spread = 0;

@@ -20,8 +20,8 @@ TEST(ProfileFit, ReproducesTheMeasuredStepOnTheSourceGpu) {
   auto fit = fit_profile(fixture("mpt7b-a100-8gpu.json"), {}, Catalog::builtin(), EfficiencyTable::builtin());
   ASSERT_TRUE(fit.ok()) << fit.error().to_string();
   EXPECT_EQ(fit->source.id, "a100-80gb-sxm");  // recognised from "NVIDIA A100-SXM4-80GB"
-  const Efficiency e = scaled(EfficiencyTable::builtin().for_gpu(fit->source), fit->scale);
-  const double step = estimate_training(fit->model, fit->workload, fit->source, e, default_cluster(fit->source), fit->run).step_time_s;
+  const Efficiency e = scaled(EfficiencyTable::builtin().for_gpu(fit->source, fit->stack), fit->scale);
+  const double step = estimate_training(fit->model, fit->workload, fit->source, e, fit->stack, default_cluster(fit->source), fit->run).step_time_s;
   EXPECT_NEAR(step / fit->measured_step_s, 1.0, 1e-3);
 }
 
@@ -30,13 +30,13 @@ TEST(ProfileFit, PredictsTheH100RunWithinFifteenPercent) {
   auto fit = fit_profile(fixture("mpt7b-a100-8gpu.json"), {}, Catalog::builtin(), EfficiencyTable::builtin());
   ASSERT_TRUE(fit.ok());
   const Gpu h100 = *Catalog::builtin().find("h100-sxm");
-  const Efficiency src = EfficiencyTable::builtin().for_gpu(fit->source);
-  const Efficiency tgt = EfficiencyTable::builtin().for_gpu(h100);
+  const Efficiency src = EfficiencyTable::builtin().for_gpu(fit->source, fit->stack);
+  const Efficiency tgt = EfficiencyTable::builtin().for_gpu(h100, fit->stack);
   const Cluster sc = default_cluster(fit->source), tc = default_cluster(h100);
   const auto p = predict_across(
-      src, [&](const Efficiency& e) { return estimate_training(fit->model, fit->workload, fit->source, e, sc, fit->run).step_time_s; },
+      src, [&](const Efficiency& e) { return estimate_training(fit->model, fit->workload, fit->source, e, fit->stack, sc, fit->run).step_time_s; },
       fit->measured_step_s, tgt,
-      [&](const Efficiency& e) { return estimate_training(fit->model, fit->workload, h100, e, tc, fit->run).step_time_s; }, fit->spread);
+      [&](const Efficiency& e) { return estimate_training(fit->model, fit->workload, h100, e, fit->stack, tc, fit->run).step_time_s; }, fit->spread);
   const double tokens_per_gpu = 16.0 * 2 * 8 * 4096 / p.seconds / 8;
   EXPECT_NEAR(tokens_per_gpu / 8611, 1.0, 0.15);
   EXPECT_LE(p.low_s, p.seconds);

@@ -51,8 +51,8 @@ class Progress {
 json plan_json(const PlanCandidate& c) {
   const Workload& w = c.workload;
   return {{"gpus", w.par.gpus()}, {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"micro_batch", w.micro_batch},
-          {"grad_accum", w.grad_accum}, {"zero", w.par.zero}, {"recompute", to_string(w.recompute)},
-          {"virtual_stages", w.par.virtual_stages}, {"step_time_s", c.estimate.step_time_s}, {"mfu", c.estimate.mfu},
+          {"grad_accum", w.grad_accum}, {"zero", w.par.zero}, {"recompute", to_string(w.recompute_spec())},
+          {"virtual_stages", w.par.virtual_stages}, {"stack", c.estimate.stack}, {"step_time_s", c.estimate.step_time_s}, {"mfu", c.estimate.mfu},
           {"tokens_per_s", c.estimate.tokens_per_s}, {"memory_per_gpu_bytes", static_cast<int64_t>(c.memory_per_gpu_bytes)},
           {"time_to_train_s", c.estimate.time_to_train_s ? json(*c.estimate.time_to_train_s) : json(nullptr)}};
 }
@@ -94,8 +94,10 @@ int run_plan(Context& ctx, PlanFlags f) {
   f.w.gpus = 1;
   auto built = build_workload(f.w);
   if (!built) return fail(built.error());
-  const auto& [m, base] = *built;
+  auto& [m, base] = *built;
   if (!base.training()) return fail(make_error("--task", "plan searches training layouts; for serving use `gpuplan advise`"));
+  auto stack = apply_stack(f.w, base);
+  if (!stack) return fail(stack.error());
   auto catalog = ctx.catalog();
   if (!catalog) return fail(catalog.error());
   auto g = (*catalog)->find(f.gpu);
@@ -112,17 +114,18 @@ int run_plan(Context& ctx, PlanFlags f) {
   space.global_batch = f.global_batch;
   if (f.tokens > 0) space.tokens = f.tokens;
   Progress progress("planning");
-  const PlanResult r = plan_training(m, base, *g, (*table)->for_gpu(*g), cluster, space, progress.callback());
+  const PlanResult r = plan_training(m, base, *g, (*table)->for_gpu(*g, *stack), *stack, cluster, space, progress.callback());
   if (f.json) {
     json ru = json::array(), per = json::array();
     for (const auto& c : r.runners_up) ru.push_back(plan_json(c));
     for (const auto& c : r.best_per_count) per.push_back(plan_json(c));
-    return print_json(json{{"schema_version", 1}, {"model", m.id}, {"gpu", g->id},
+    return print_json(json{{"schema_version", 1}, {"model", m.id}, {"gpu", g->id}, {"stack", stack->id},
                             {"best", r.best ? plan_json(*r.best) : json(nullptr)}, {"runners_up", ru},
                             {"per_gpu_count", per}, {"configs_evaluated", r.configs_evaluated},
                             {"configs_fitting", r.configs_fitting}}, "--model");
   }
-  fmt::print("{} on {}: {} layouts evaluated, {} fit in memory\n\n", m.name, g->id, r.configs_evaluated, r.configs_fitting);
+  fmt::print("{} on {} under {} ({}): {} layouts evaluated, {} fit in memory\n\n", m.name, g->id, stack->id, stack->name,
+             r.configs_evaluated, r.configs_fitting);
   if (!r.best) {
     fmt::print("No layout fits on {}..{} x {}. Try more GPUs, a larger card, LoRA/QLoRA or a shorter sequence.\n",
                range->first, range->second, g->id);
@@ -133,7 +136,7 @@ int run_plan(Context& ctx, PlanFlags f) {
   auto row = [&](const std::string& rank, const PlanCandidate& c) {
     const Workload& w = c.workload;
     t.add_row({rank, std::to_string(w.par.gpus()), std::to_string(w.par.tp), std::to_string(w.par.pp), std::to_string(w.par.dp),
-               std::to_string(w.micro_batch), std::to_string(w.par.zero), to_string(w.recompute), std::to_string(w.par.virtual_stages),
+               std::to_string(w.micro_batch), std::to_string(w.par.zero), to_string(w.recompute_spec()), std::to_string(w.par.virtual_stages),
                format_seconds(c.estimate.step_time_s), fmt::format("{:.1f}%", 100 * c.estimate.mfu), format_bytes(c.memory_per_gpu_bytes)});
   };
   row("best", *r.best);
@@ -341,6 +344,7 @@ std::vector<Command> advise_commands() {
          auto f = std::make_shared<PlanFlags>();
          f->w.task = "pretrain";
          add_workload_flags(sub, f->w);
+         add_stack_flag(sub, f->w);
          sub.remove_option(sub.get_option("--gpus"));
          sub.remove_option(sub.get_option("--dp"));
          sub.add_option("--gpus", f->gpus, "GPU count or range of powers of two, e.g. 8..16384")->capture_default_str();

@@ -1,8 +1,9 @@
-// `gpuplan gpus` and `gpuplan models`: what the catalogs hold.
+// `gpuplan gpus`, `gpuplan models` and `gpuplan stacks`: what the catalogs hold.
 #include <fmt/format.h>
 
 #include "cli/common.h"
 #include "model/presets.h"
+#include "stack/stack.h"
 #include "report/json_report.h"
 #include "report/table.h"
 #include "util/units.h"
@@ -85,6 +86,53 @@ int run_models(bool json) {
   return 0;
 }
 
+nlohmann::json stack_json(const Stack& s) {
+  nlohmann::json attention = nlohmann::json::object();
+  for (const auto& [arch, k] : s.attention) attention[arch] = {{"kernel", k.id}, {"fraction_of_peak", k.fraction_on(arch)}};
+  nlohmann::json recipes = nlohmann::json::array();
+  for (const auto& r : s.fp8_recipes) recipes.push_back(r.id);
+  return {{"id", s.id},
+          {"name", s.name},
+          {"covers", s.covers},
+          {"attention", attention},
+          {"fused_elementwise", s.fused_elementwise},
+          {"default_recompute", to_string(s.default_recompute)},
+          {"default_loss", s.default_loss},
+          {"op_recompute_matmul_share", s.op_recompute_matmul_share},
+          {"overlap", {{"dp_grads", s.overlap_dp_grads}, {"param_gather", s.overlap_param_gather}, {"tp", s.overlap_tp}}},
+          {"fp8_recipes", recipes},
+          {"fp8_param_all_gather", s.fp8_param_all_gather},
+          {"step_overhead_s", s.step_overhead_s},
+          {"source", s.source},
+          {"source_date", s.source_date}};
+}
+
+int run_stacks(bool json) {
+  const StackCatalog& c = StackCatalog::builtin();
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& s : c.stacks()) arr.push_back(stack_json(s));
+    return print_json(arr, "stacks");
+  }
+  TextTable t({"id", "name", "attention (ampere/hopper/blackwell)", "fused", "recompute", "loss", "overlaps", "fp8"});
+  for (const auto& s : c.stacks()) {
+    std::string overlaps;
+    for (auto [on, what] : {std::pair{s.overlap_dp_grads, "grads"}, std::pair{s.overlap_param_gather, "gathers"},
+                            std::pair{s.overlap_tp, "tp"}})
+      if (on) overlaps += (overlaps.empty() ? "" : ",") + std::string(what);
+    std::string recipes;
+    for (const auto& r : s.fp8_recipes) recipes += (recipes.empty() ? "" : ",") + r.id;
+    t.add_row({s.id, s.name,
+               fmt::format("{}/{}/{}", s.attention_kernel("ampere").id, s.attention_kernel("hopper").id,
+                           s.attention_kernel("blackwell").id),
+               s.fused_elementwise ? "yes" : "no", to_string(s.default_recompute), s.default_loss,
+               overlaps.empty() ? "-" : overlaps, recipes.empty() ? "-" : recipes});
+  }
+  fmt::print("{}", t.render());
+  fmt::print("Default: megatron for pretrain, hf for full/lora/qlora fine-tuning. Sources: `gpuplan stacks --json`.\n");
+  return 0;
+}
+
 }  // namespace
 
 std::vector<Command> catalog_commands() {
@@ -102,6 +150,12 @@ std::vector<Command> catalog_commands() {
          auto json = std::make_shared<bool>(false);
          sub.add_flag("--json", *json, "JSON output");
          sub.callback([&run, json] { run = [json] { return run_models(*json); }; });
+       }},
+      {"stacks", "List the software stacks (kernels, fusion, recompute and overlap defaults, FP8 recipes)",
+       [](CLI::App& sub, Context&, std::function<int()>& run) {
+         auto json = std::make_shared<bool>(false);
+         sub.add_flag("--json", *json, "JSON output");
+         sub.callback([&run, json] { run = [json] { return run_stacks(*json); }; });
        }},
   };
 }

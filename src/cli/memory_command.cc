@@ -24,14 +24,22 @@ std::string describe(const ModelSpec& m, const Workload& w) {
                     to_string(w.kv()), w.micro_batch, w.seq)
       : fmt::format("{} {}, {}, {}, micro-batch {} x {} tokens, recompute {}", to_string(w.task),
                     w.task == Task::pretrain ? "training" : "fine-tune", to_string(w.precision),
-                    to_string(w.optimizer), w.micro_batch, w.seq, to_string(w.recompute));
+                    to_string(w.optimizer), w.micro_batch, w.seq, to_string(w.recompute_spec()));
   return fmt::format("{} ({} parameters): {}", m.name, format_count(static_cast<double>(m.total_parameters())), what);
 }
 
 int run_memory(Context& ctx, const MemoryFlags& f) {
   auto built = build_workload(f.w);
   if (!built) return fail(built.error());
-  const auto& [model, w] = *built;
+  auto& [model, w] = *built;
+  std::optional<Stack> stack;
+  if (w.training()) {
+    auto s = apply_stack(f.w, w);
+    if (!s) return fail(s.error());
+    stack = *s;
+  } else if (!f.w.stack.empty()) {
+    return fail(make_error("--stack", "names a training stack; inference memory does not depend on one"));
+  }
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
   std::optional<Gpu> gpu;
@@ -51,9 +59,12 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     if (!fit->fits) split = smallest_fitting_split(model, w, *gpu, eff);
   }
   if (f.json) {
-    return print_json(memory_json(model, w, e, gpu ? &*gpu : nullptr, fit, split), "--model");
+    nlohmann::json j = memory_json(model, w, e, gpu ? &*gpu : nullptr, fit, split);
+    j["stack"] = stack ? nlohmann::json(stack->id) : nlohmann::json(nullptr);
+    return print_json(j, "--model");
   }
   fmt::print("{}\n", describe(model, w));
+  if (stack) fmt::print("Stack: {} ({}).\n", stack->id, stack->name);
   if (w.par.gpus() > 1)
     fmt::print("Split over {} GPUs: tp {} x pp {} x dp {}, ZeRO-{}. Figures are per GPU.\n", w.par.gpus(),
                w.par.tp, w.par.pp, w.par.dp, w.par.zero);
@@ -101,6 +112,7 @@ std::vector<Command> memory_commands() {
            [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
              auto f = std::make_shared<MemoryFlags>();
              add_workload_flags(sub, f->w);
+             add_stack_flag(sub, f->w);
              sub.add_option("--gpu", f->gpu, "catalog GPU id: say whether it fits, and the largest batch");
              sub.add_flag("--json", f->json, "JSON output");
              sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_memory(ctx, *f); }; });

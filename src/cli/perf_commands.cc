@@ -46,7 +46,8 @@ Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
   return c;
 }
 
-Result<std::pair<Gpu, Efficiency>> gpu_and_eff(Context& ctx, const std::string& id) {
+// The GPU and its efficiencies; under a training stack, with the stack's kernels.
+Result<std::pair<Gpu, Efficiency>> gpu_and_eff(Context& ctx, const std::string& id, const Stack* stack = nullptr) {
   if (id.empty()) return make_error("--gpu", "is required");
   auto catalog = ctx.catalog();
   if (!catalog) return catalog.error();
@@ -54,7 +55,7 @@ Result<std::pair<Gpu, Efficiency>> gpu_and_eff(Context& ctx, const std::string& 
   if (!g) return g.error();
   auto table = ctx.efficiency();
   if (!table) return table.error();
-  return std::pair{*g, (*table)->for_gpu(*g)};
+  return std::pair{*g, stack ? (*table)->for_gpu(*g, *stack) : (*table)->for_gpu(*g)};
 }
 
 // ---- train ---------------------------------------------------------------------------------
@@ -71,8 +72,10 @@ int run_train(Context& ctx, const TrainFlags& f) {
   if (f.w.task == "infer") return fail(make_error("--task", "train models training; use `gpuplan infer` for inference"));
   auto built = build_workload(f.w);
   if (!built) return fail(built.error());
-  const auto& [m, w] = *built;
-  auto ge = gpu_and_eff(ctx, f.gpu);
+  auto& [m, w] = *built;
+  auto stack = apply_stack(f.w, w);
+  if (!stack) return fail(stack.error());
+  auto ge = gpu_and_eff(ctx, f.gpu, &*stack);
   if (!ge) return fail(ge.error());
   const auto& [gpu, eff] = *ge;
   auto cluster = make_cluster(f.cluster, gpu);
@@ -87,7 +90,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   run.global_batch = f.global_batch;
   if (f.tokens > 0) run.tokens = f.tokens;
   if (f.epochs > 0) run.tokens = f.epochs * f.dataset_tokens;
-  const TrainingEstimate e = estimate_training(m, w, gpu, eff, *cluster, run);
+  const TrainingEstimate e = estimate_training(m, w, gpu, eff, *stack, *cluster, run);
   const MemoryEstimate mem = estimate_memory(m, w, eff);
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
   const StepBreakdown& b = e.breakdown;
@@ -98,6 +101,8 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"model", m.id},
         {"gpu", gpu.id},
         {"gpus", w.par.gpus()},
+        {"stack", e.stack},
+        {"recompute", to_string(w.recompute_spec())},
         {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"zero", w.par.zero},
         {"micro_batch", w.micro_batch},
         {"global_batch", e.global_batch},
@@ -121,8 +126,10 @@ int run_train(Context& ctx, const TrainFlags& f) {
           {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}}}};
     return print_json(j, "--model");
   }
-  fmt::print("{} on {} x {} (tp {} x pp {} x dp {}, ZeRO-{}), {} x {} tokens per micro-batch, {} micro-batches a step\n\n",
+  fmt::print("{} on {} x {} (tp {} x pp {} x dp {}, ZeRO-{}), {} x {} tokens per micro-batch, {} micro-batches a step\n",
              m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp, w.par.zero, w.micro_batch, w.seq, e.micro_batches);
+  fmt::print("stack {} ({}), recompute {}, attention {}\n\n", stack->id, stack->name, to_string(w.recompute_spec()),
+             stack->attention_kernel(gpu.architecture).id);
   TextTable t({"step", "time", "share"});
   t.align_right({1, 2});
   auto row = [&](const char* name, double s) {
@@ -338,10 +345,10 @@ int run_predict(Context& ctx, const PredictFlags& f) {
     }
   }
   if (targets.empty()) return fail(make_error("--gpu", "name at least one target GPU"));
-  const Efficiency src_eff = (*table)->for_gpu(fit->source);
+  const Efficiency src_eff = (*table)->for_gpu(fit->source, fit->stack);
   const Cluster src_cluster = default_cluster(fit->source);
   auto src_seconds = [&](const Efficiency& e) {
-    return estimate_training(fit->model, fit->workload, fit->source, e, src_cluster, fit->run).step_time_s;
+    return estimate_training(fit->model, fit->workload, fit->source, e, fit->stack, src_cluster, fit->run).step_time_s;
   };
   json out = json::array();
   TextTable t({"target", "GPUs", "step", "band", "tokens/s", "epoch", "$/hour", "$/epoch", "memory"});
@@ -354,9 +361,9 @@ int run_predict(Context& ctx, const PredictFlags& f) {
     w.par.zero = w.par.dp > 1 ? std::max(w.par.zero, 3) : 0;
     TrainingRun run = fit->run;  // the same global batch
     if (run.global_batch % (w.micro_batch * w.par.dp) != 0) run.global_batch = w.micro_batch * w.par.dp;
-    const Efficiency eff = (*table)->for_gpu(*g);
+    const Efficiency eff = (*table)->for_gpu(*g, fit->stack);
     const Cluster cl = default_cluster(*g);
-    auto tgt_seconds = [&](const Efficiency& e) { return estimate_training(fit->model, w, *g, e, cl, run).step_time_s; };
+    auto tgt_seconds = [&](const Efficiency& e) { return estimate_training(fit->model, w, *g, e, fit->stack, cl, run).step_time_s; };
     const CrossGpuPrediction p = predict_across(src_eff, src_seconds, fit->measured_step_s, eff, tgt_seconds, fit->spread);
     const double tokens_per_step = static_cast<double>(run.global_batch * w.seq);
     const double tps = tokens_per_step / p.seconds;
@@ -376,12 +383,13 @@ int run_predict(Context& ctx, const PredictFlags& f) {
                quote && epoch > 0 ? format_usd(per_hour * epoch / 3600) : "-", fits ? "fits" : "does NOT fit"});
   }
   if (f.json) {
-    return print_json(json{{"schema_version", 1}, {"model", fit->model.id}, {"source_gpu", fit->source.id},
+    return print_json(json{{"schema_version", 1}, {"model", fit->model.id}, {"stack", fit->stack.id}, {"source_gpu", fit->source.id},
                             {"measured_step_s", fit->measured_step_s}, {"uncalibrated_source_step_s", fit->uncalibrated_step_s},
                             {"fit", {{"compute_scale", fit->scale.compute}, {"memory_scale", fit->scale.memory},
                                      {"capped", fit->scale.capped}}},
                             {"predictions", out}}, "--from");
   }
+  fmt::print("Stack: {} ({}).\n", fit->stack.id, fit->stack.name);
   fmt::print("{} measured on {} x {}: {} a step (the model alone says {}); fitted efficiency x{:.2f}{}\n\n", fit->model.name,
              fit->workload.par.gpus(), fit->source.id, format_seconds(fit->measured_step_s), format_seconds(fit->uncalibrated_step_s),
              fit->scale.compute, fit->scale.capped ? " (capped at 100% of peak: the run beat the model)" : "");
@@ -399,6 +407,7 @@ std::vector<Command> perf_commands() {
          auto f = std::make_shared<TrainFlags>();
          f->w.task = "pretrain";
          add_workload_flags(sub, f->w);
+         add_stack_flag(sub, f->w);
          add_cluster_flags(sub, f->cluster);
          sub.add_option("--gpu", f->gpu, "catalog GPU id")->required();
          sub.add_option("--micro-batch", f->w.batch, "sequences per GPU per micro-batch (same as --batch)");
@@ -446,6 +455,7 @@ std::vector<Command> perf_commands() {
          sub.add_option("--grad-accum", f->o.grad_accum, "micro-batches per logged step");
          sub.add_option("--source-gpus", f->o.gpus, "GPUs the profiled run used");
          sub.add_option("--source-gpu", f->o.source_gpu, "catalog id of the profiled GPU, if not recognised");
+         sub.add_option("--stack", f->o.stack, "software stack the run used (default: the profile's, else the task's usual one)");
          sub.add_option("--dataset-tokens", f->dataset_tokens, "tokens per epoch, for epoch time and cost");
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_predict(ctx, *f); }; });

@@ -60,8 +60,10 @@ int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
       auto table = ctx.efficiency();
       if (!table) return fail(table.error());
       o.workload["gpu"] = g->id;
+      o.workload["stack"] = default_stack_id(w.task);
       TrainingRun run;
-      o.predicted_step_s = estimate_training(m, w, *g, (*table)->for_gpu(*g), default_cluster(*g), run).step_time_s;
+      const Stack stack = *StackCatalog::builtin().find(default_stack_id(w.task));
+      o.predicted_step_s = estimate_training(m, w, *g, (*table)->for_gpu(*g, stack), stack, default_cluster(*g), run).step_time_s;
     }
   }
   auto r = run_profile(o);

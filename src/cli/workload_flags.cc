@@ -14,7 +14,7 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--optimizer", f.optimizer, "adamw, adamw8bit, sgd, adafactor or lion")->capture_default_str();
   sub.add_option("--batch", f.batch, "micro-batch per GPU (infer: concurrent sequences)")->capture_default_str();
   sub.add_option("--seq", f.seq, "tokens per sequence (default: 2048, or the model's context if shorter)");
-  sub.add_option("--recompute", f.recompute, "activation recomputation: none, selective or full")->capture_default_str();
+  sub.add_option("--recompute", f.recompute, "activation recomputation: none, selective, op, every:N or full (default: the stack's)");
   sub.add_option("--grad-accum", f.grad_accum, "micro-batches per optimizer step")->capture_default_str();
   sub.add_option("--flash-attention", f.flash, "on or off")->capture_default_str();
   sub.add_option("--gpus", f.gpus, "GPUs in the job")->capture_default_str();
@@ -27,6 +27,18 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--kv-precision", f.kv_precision, "KV cache precision (default: the activation precision)");
   sub.add_flag("--offload-optimizer", f.offload_optimizer, "keep optimizer states in CPU memory");
   sub.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "tensor parallel without sequence parallelism");
+}
+
+void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
+  sub.add_option("--stack", f.stack, "software stack: megatron, torchtitan, torchtitan-compile, hf, deepspeed, torchtune, "
+                                     "unsloth (default: megatron for pretrain, hf for fine-tuning; `gpuplan stacks`)");
+}
+
+Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
+  auto stack = StackCatalog::builtin().find(f.stack.empty() ? default_stack_id(w.task) : f.stack);
+  if (!stack) return stack.error();
+  if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
+  return stack;
 }
 
 Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
@@ -42,9 +54,11 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   auto o = parse_optimizer(f.optimizer);
   if (!o) return make_error("--optimizer", "unknown optimizer '" + f.optimizer + "'" + did_you_mean(f.optimizer, {"adamw", "adamw8bit", "sgd", "adafactor", "lion"}));
   w.optimizer = *o;
-  auto r = parse_recompute(f.recompute);
-  if (!r) return make_error("--recompute", "must be none, selective or full, not '" + f.recompute + "'");
-  w.recompute = *r;
+  auto r = parse_recompute(f.recompute.empty() ? "none" : f.recompute);
+  if (!r)
+    return make_error("--recompute", "must be none, selective, op, full or every:N, not '" + f.recompute + "'" +
+                                         did_you_mean(f.recompute, {"none", "selective", "op", "full", "every:2"}));
+  w.set_recompute(*r);
   if (f.flash != "on" && f.flash != "off") return make_error("--flash-attention", "must be on or off, not '" + f.flash + "'");
   w.flash_attention = f.flash == "on";
   if (!f.kv_precision.empty()) {

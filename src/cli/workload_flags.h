@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/model.h"
+#include "stack/stack.h"
 #include "util/status.h"
 #include "workload/workload.h"
 
@@ -14,7 +15,9 @@ namespace gpuplan::cli {
 
 struct WorkloadFlags {
   std::string model;
-  std::string task = "full", precision = "bf16", optimizer = "adamw", recompute = "none";
+  std::string task = "full", precision = "bf16", optimizer = "adamw";
+  std::string recompute;  // empty: the stack's default (none without a stack)
+  std::string stack;      // empty: default_stack_id(task)
   std::string flash = "on", kv_precision;
   int64_t batch = 1, seq = 0, grad_accum = 1, lora_rank = 16;
   int64_t gpus = 1, tp = 1, pp = 1, dp = 0, virtual_stages = 1;
@@ -23,8 +26,14 @@ struct WorkloadFlags {
 };
 
 void add_workload_flags(CLI::App& sub, WorkloadFlags& f);
+// --stack, for the commands that model training (memory, train, plan).
+void add_stack_flag(CLI::App& sub, WorkloadFlags& f);
 
 // Resolves --model and checks every flag; errors name the flag.
 Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f);
+
+// The --stack record (or the task's usual one), with its defaults applied to what the flags left
+// open (recomputation).
+Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w);
 
 }  // namespace gpuplan::cli

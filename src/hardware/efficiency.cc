@@ -167,4 +167,10 @@ Efficiency EfficiencyTable::for_gpu(const Gpu& gpu) const {
   return e;
 }
 
+Efficiency EfficiencyTable::for_gpu(const Gpu& gpu, const Stack& stack) const {
+  Efficiency e = for_gpu(gpu);
+  if (!doc_["gpu"][gpu.id]["attention_fraction"].is_value()) e.attention_fraction = stack.attention_fraction(gpu.architecture);
+  return e;
+}
+
 }  // namespace gpuplan

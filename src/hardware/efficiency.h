@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "hardware/gpu.h"
+#include "stack/stack.h"
 #include "util/status.h"
 
 namespace gpuplan {
@@ -18,7 +19,9 @@ struct Efficiency {
   double matmul_max_fraction = 0.8;
   double memory_max_fraction = 0.85;
   double vector_memory_fraction = 0.7;
-  double attention_fraction = 0.73;  // fused attention kernels, of the datasheet matmul peak
+  // Fused attention kernels, of the datasheet matmul peak. For training this comes from the
+  // stack's kernel (for_gpu(gpu, stack)); the table's own figure serves inference.
+  double attention_fraction = 0.73;
   double kernel_overhead_s = 4e-6;
   double cuda_context_bytes = 500 * 1024.0 * 1024.0;
   double workspace_bytes = 64 * 1024.0 * 1024.0;
@@ -44,6 +47,10 @@ class EfficiencyTable {
   // `overrides` (a calibration) wins over this table, key by key.
   EfficiencyTable with_overrides(const EfficiencyTable& overrides) const;
   Efficiency for_gpu(const Gpu& gpu) const;
+  // For training under a software stack: the attention fraction is the stack's kernel on this
+  // architecture, unless a [gpu.<id>] section (a measurement of that GPU, as calibrations write)
+  // sets it.
+  Efficiency for_gpu(const Gpu& gpu, const Stack& stack) const;
 
  private:
   static Result<EfficiencyTable> from_table(toml::table doc, const std::string& origin);

@@ -59,6 +59,22 @@ LayerActivations layer_activations(const ModelSpec& m, const Workload& w, bool f
   return {bytes * tokens, core * tokens};
 }
 
+// Per-op selective checkpointing as torchtitan's "op" policy does it (torchtitan
+// activation_checkpoint.py: SDPA outputs saved, every other matmul output saved, norms,
+// activations and the other matmuls recomputed). With the layer input kept as the checkpoint
+// boundary, a dense block keeps: input h, saved Q and V projections, the attention output, the
+// MLP up (w1) output and the block output h, per token.
+double op_checkpoint_bytes(const ModelSpec& m, const Workload& w) {
+  const double t = static_cast<double>(w.par.tp);
+  const bool sp = w.par.sequence_parallel && w.par.tp > 1;
+  const double rep = sp ? 1.0 / t : 1.0;
+  const double B = bytes_per_value(w.activation_precision());
+  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch);
+  const double f = m.is_moe() ? m.experts_per_token * m.intermediate : m.intermediate;
+  const double per_token = 2 * m.hidden * rep + (2.0 * m.q_dim() + m.kv_dim()) / t + f / t;
+  return per_token * B * tokens + tokens * (m.heads / t) * 4.0;  // + fp32 log-sum-exp
+}
+
 }  // namespace
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Efficiency& eff) {
@@ -172,6 +188,13 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     switch (w.recompute) {
       case Recompute::none: per_layer = la.stored + la.core; how = "all saved tensors"; break;
       case Recompute::selective: per_layer = la.stored; how = "attention core recomputed"; break;
+      case Recompute::op: per_layer = std::min(la.stored, op_checkpoint_bytes(m, w)); how = "per-op checkpointing"; break;
+      case Recompute::every: {
+        const double n = static_cast<double>(w.recompute_every);
+        per_layer = (la.stored + la.core) * (1 - 1 / n) + tokens * m.hidden * B / (sp ? t : 1) / n;
+        how = fmt::format("one layer in {} checkpointed", w.recompute_every);
+        break;
+      }
       case Recompute::full: per_layer = tokens * m.hidden * B / (sp ? t : 1); how = "layer inputs only (full recompute)"; break;
     }
     // 1F1B keeps min(pp, micro-batches) micro-batches in flight on the first stage; interleaving
@@ -187,8 +210,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     // Backward holds one layer's gradients beside its saved tensors; full recompute also
     // rebuilds that layer's activations first.
     const double one_layer = la.stored + la.core;
-    add("activations", "backward working set", one_layer * (w.recompute == Recompute::full ? 2 : 1),
-        w.recompute == Recompute::full ? "one recomputed layer + its gradients" : "one layer's gradients");
+    const bool rebuilds = w.recomputed_layer_fraction() > 0;
+    add("activations", "backward working set", one_layer * (rebuilds ? 2 : 1),
+        rebuilds ? "one recomputed layer + its gradients" : "one layer's gradients");
     add("activations", "embedding output", tokens * m.hidden * B / (sp ? t : 1), "s x b x h");
     const bool last_stage_here = w.par.pp == 1 || !first_is_max;
     if (last_stage_here && !(m.traits.encoder && w.task != Task::pretrain)) {

@@ -13,6 +13,11 @@ namespace {
 ModelSpec preset(const char* id) { return *Presets::builtin().find(id); }
 Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
 Efficiency eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g); }
+const Stack& megatron() {
+  static const Stack s = *StackCatalog::builtin().find("megatron");
+  return s;
+}
+Efficiency train_eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g, megatron()); }
 }  // namespace
 
 TEST(Roofline, DecodeAtBatchOneIsMemoryBoundOnEveryGpu) {
@@ -73,7 +78,7 @@ TEST(Training, MfuIsBelowOneAndHfuAboveMfuWithRecompute) {
   w.recompute = Recompute::full;
   w.par.dp = 8;
   const Gpu h100 = gpu("h100-sxm");
-  const TrainingEstimate e = estimate_training(preset("llama-3.1-8b"), w, h100, eff(h100), default_cluster(h100), {});
+  const TrainingEstimate e = estimate_training(preset("llama-3.1-8b"), w, h100, train_eff(h100), megatron(), default_cluster(h100), {});
   EXPECT_GT(e.mfu, 0.2);
   EXPECT_LT(e.mfu, 0.8);
   EXPECT_NEAR(e.hfu / e.mfu, 4.0 / 3.0, 1e-9);
@@ -85,8 +90,8 @@ TEST(Training, TensorParallelOverPcieCostsMoreThanOverNvlink) {
   w.par.tp = 4;
   const ModelSpec m = preset("llama-3.1-8b");
   const Gpu h100 = gpu("h100-sxm"), l40s = gpu("l40s");
-  const auto a = estimate_training(m, w, h100, eff(h100), default_cluster(h100), {});
-  const auto b = estimate_training(m, w, l40s, eff(l40s), default_cluster(l40s), {});
+  const auto a = estimate_training(m, w, h100, train_eff(h100), megatron(), default_cluster(h100), {});
+  const auto b = estimate_training(m, w, l40s, train_eff(l40s), megatron(), default_cluster(l40s), {});
   EXPECT_EQ(a.tp_link, "NVLink");
   EXPECT_EQ(b.tp_link, "PCIe");
   EXPECT_GT(b.breakdown.tp_comm_s / b.step_time_s, a.breakdown.tp_comm_s / a.step_time_s);
@@ -101,11 +106,11 @@ TEST(Training, PipelineBubbleShrinksWithMoreMicroBatchesAndInterleaving) {
   const Gpu a100 = gpu("a100-80gb-sxm");
   TrainingRun run;
   run.global_batch = 8;
-  const auto few = estimate_training(m, w, a100, eff(a100), default_cluster(a100), run);
+  const auto few = estimate_training(m, w, a100, train_eff(a100), megatron(), default_cluster(a100), run);
   run.global_batch = 64;
-  const auto many = estimate_training(m, w, a100, eff(a100), default_cluster(a100), run);
+  const auto many = estimate_training(m, w, a100, train_eff(a100), megatron(), default_cluster(a100), run);
   w.par.virtual_stages = 4;
-  const auto interleaved = estimate_training(m, w, a100, eff(a100), default_cluster(a100), run);
+  const auto interleaved = estimate_training(m, w, a100, train_eff(a100), megatron(), default_cluster(a100), run);
   // (p-1)/m: 7/8 of a step's compute with 8 micro-batches, 7/64 with 64, and /4 interleaved.
   EXPECT_GT(few.breakdown.bubble_s / few.step_time_s, many.breakdown.bubble_s / many.step_time_s);
   EXPECT_NEAR(interleaved.breakdown.bubble_s * 4, many.breakdown.bubble_s,
@@ -117,7 +122,7 @@ TEST(Training, DataParallelAcrossNodesUsesTheNetwork) {
   w.task = Task::pretrain;
   w.par.dp = 64;
   const Gpu h100 = gpu("h100-sxm");
-  const auto e = estimate_training(preset("llama-3.1-8b"), w, h100, eff(h100), default_cluster(h100), {});
+  const auto e = estimate_training(preset("llama-3.1-8b"), w, h100, train_eff(h100), megatron(), default_cluster(h100), {});
   EXPECT_EQ(e.dp_link, "network");
   EXPECT_GT(e.breakdown.dp_comm_total_s, 0);
 }
@@ -129,7 +134,7 @@ TEST(Training, RunTimeAndGpuHoursFollowFromTokens) {
   const Gpu h100 = gpu("h100-sxm");
   TrainingRun run;
   run.tokens = 1e9;
-  const auto e = estimate_training(preset("llama-3.1-8b"), w, h100, eff(h100), default_cluster(h100), run);
+  const auto e = estimate_training(preset("llama-3.1-8b"), w, h100, train_eff(h100), megatron(), default_cluster(h100), run);
   ASSERT_TRUE(e.time_to_train_s && e.gpu_hours);
   EXPECT_NEAR(*e.time_to_train_s, 1e9 / e.tokens_per_s, 1e-6);
   EXPECT_NEAR(*e.gpu_hours, *e.time_to_train_s / 3600 * 8, 1e-6);

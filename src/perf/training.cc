@@ -36,11 +36,30 @@ Op backward_of(const Op& op) {
   return b;
 }
 
+// How much of one forward op runs again in backward. Megatron's selective recompute redoes the
+// attention core (the softmax with unfused attention); per-op checkpointing redoes element-wise
+// work and the stack's share of the matmuls (torchtitan: every other one); every:N redoes one
+// layer in N; full redoes everything.
+double recomputed_share(const Workload& w, const Stack& stack, const Op& op) {
+  switch (w.recompute) {
+    case Recompute::none: return 0;
+    case Recompute::selective:
+      return op.kind == OpKind::attention || (!w.flash_attention && op.name == "softmax") ? 1 : 0;
+    case Recompute::op:
+      if (op.kind == OpKind::vector) return 1;
+      return op.kind == OpKind::matmul ? stack.op_recompute_matmul_share : 0;
+    case Recompute::every:
+    case Recompute::full: return w.recomputed_layer_fraction();
+  }
+  return 0;
+}
+
 }  // namespace
 
 TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
-                                   const Cluster& cluster, const TrainingRun& run) {
+                                   const Stack& stack, const Cluster& cluster, const TrainingRun& run) {
   TrainingEstimate e;
+  e.stack = stack.id;
   const double tp = static_cast<double>(w.par.tp), pp = static_cast<double>(w.par.pp);
   const int64_t dp = w.par.dp;
   const Precision p = w.precision == Precision::fp8 ? Precision::fp8 : w.activation_precision() == Precision::fp32
@@ -63,6 +82,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   // ---- One micro-batch on one pipeline stage -----------------------------------------------
   const double stage_layers = std::ceil(static_cast<double>(m.layers) / pp);
   PassCost fwd, bwd, recompute;
+  double fwd_flops_stage = 0, recompute_flops_stage = 0;
   for (const Op& op : block_forward_ops(m, s)) {
     const OpTime tf = time_op(op, gpu, eff, p);
     fwd.add(tf, op.calls * stage_layers);
@@ -70,10 +90,12 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // Frozen base weights (LoRA/QLoRA) need only input gradients: half the GEMM backward.
     if (peft && op.kind == OpKind::matmul) b.flops /= 2, b.bytes /= 2;
     bwd.add(time_op(b, gpu, eff, p), op.calls * stage_layers);
-    const bool recomputed = w.recompute == Recompute::full ||
-                            (w.recompute == Recompute::selective && op.kind == OpKind::attention) ||
-                            (w.recompute == Recompute::selective && !w.flash_attention && op.name == "softmax");
-    if (recomputed) recompute.add(tf, op.calls * stage_layers);
+    const double share = recomputed_share(w, stack, op);
+    if (share > 0) recompute.add(tf, op.calls * stage_layers * share);
+    if (op.kind != OpKind::vector) {
+      fwd_flops_stage += op.flops * op.calls * stage_layers;
+      recompute_flops_stage += op.flops * op.calls * stage_layers * share;
+    }
   }
   // Embedding on the first stage, LM head and loss on the last; with one stage both.
   PassCost head_fwd, head_bwd;
@@ -96,7 +118,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
                collective_time(Collective::all_gather, act_msg, w.par.tp, tp_link))
         : 2 * collective_time(Collective::all_reduce, act_msg, w.par.tp, tp_link);
   }
-  const double recompute_comm = w.recompute == Recompute::full ? 1.0 : 0.0;
+  // Recomputed layers redo their forward collectives; per-op checkpointing saves them.
+  const double recompute_comm = w.recomputed_layer_fraction();
   const double tp_micro = tp_per_layer_fwd * stage_layers * (2 + recompute_comm);
 
   // ---- Pipeline sends: activations forward, gradients backward, per micro-batch -------------
@@ -131,14 +154,14 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // step, overlapped with the last micro-batch's backward.
     const double grad_sync = collective_time(Collective::all_reduce, grad_bytes, dp, dp_link);
     dp_total = grad_sync;
-    dp_exposed = run.overlap_dp_comm ? std::max(0.0, grad_sync - 0.9 * bwd.total()) : grad_sync;
+    dp_exposed = run.overlap_dp_grads.value_or(stack.overlap_dp_grads) ? std::max(0.0, grad_sync - 0.9 * bwd.total()) : grad_sync;
     if (w.par.zero >= 3) {
       // FSDP gathers the parameters again for each micro-batch's forward and backward; prefetching
       // overlaps the gathers with compute.
       const double gather = collective_time(Collective::all_gather, stage_params * s.weight_bytes, dp, dp_link);
       const double per_micro = 2 * gather;
       dp_total += per_micro * micro;
-      dp_exposed += micro * std::max(0.0, per_micro - 0.9 * t_micro_compute);
+      dp_exposed += micro * (stack.overlap_param_gather ? std::max(0.0, per_micro - 0.9 * t_micro_compute) : per_micro);
     }
   }
 
@@ -175,7 +198,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   const double fwd_flops = model_forward_flops(m, e.tokens_per_step, static_cast<double>(w.seq));
   const double passes = peft ? 2.0 : 3.0;  // frozen weights skip the weight-gradient GEMMs
   e.model_flops_per_step = fwd_flops * passes;
-  const double recompute_fraction = w.recompute == Recompute::full ? 1.0 : 0.0;
+  const double recompute_fraction = fwd_flops_stage > 0 ? recompute_flops_stage / fwd_flops_stage : 0;
   e.hardware_flops_per_step = fwd_flops * (passes + recompute_fraction);
   const double gpus = static_cast<double>(w.par.gpus());
   const double peak = op_peak_flops(gpu, OpKind::matmul, p);

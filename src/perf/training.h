@@ -12,6 +12,7 @@
 #include "hardware/gpu.h"
 #include "model/model.h"
 #include "perf/comm.h"
+#include "stack/stack.h"
 #include "workload/workload.h"
 
 namespace gpuplan {
@@ -19,7 +20,9 @@ namespace gpuplan {
 struct TrainingRun {
   int64_t global_batch = 0;           // sequences per optimizer step; 0 = micro_batch x grad_accum x dp
   std::optional<double> tokens;       // tokens to train on
-  bool overlap_dp_comm = true;        // gradient reduction overlapped with backward (Megatron, FSDP)
+  // Gradient reduction overlapped with backward; unset = as the stack does it. Set for runs that
+  // publish otherwise (Megatron-LM in 2021 did not overlap).
+  std::optional<bool> overlap_dp_grads;
 };
 
 struct StepBreakdown {
@@ -45,10 +48,12 @@ struct TrainingEstimate {
   std::optional<double> time_to_train_s, gpu_hours;
   StepBreakdown breakdown;
   std::string tp_link, dp_link, pp_link;
+  std::string stack;  // the software stack assumed
 };
 
-// REQUIRES: w.validate(m) succeeded and w.training().
+// REQUIRES: w.validate(m) succeeded and w.training(); `eff` resolved for this GPU and stack
+// (EfficiencyTable::for_gpu(gpu, stack)).
 TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
-                                   const Cluster& cluster, const TrainingRun& run);
+                                   const Stack& stack, const Cluster& cluster, const TrainingRun& run);
 
 }  // namespace gpuplan

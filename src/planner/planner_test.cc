@@ -11,6 +11,11 @@ namespace gpuplan {
 namespace {
 Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
 Efficiency eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g); }
+const Stack& megatron() {
+  static const Stack s = *StackCatalog::builtin().find("megatron");
+  return s;
+}
+Efficiency train_eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g, megatron()); }
 }  // namespace
 
 // Llama 3 405B as published (Llama 3 Herd of Models, Table 4): 8,192 H100, TP 8, PP 16, DP 64,
@@ -29,12 +34,12 @@ TEST(TrainingPlanner, BeatsOrMatchesTheLlama3LayoutAndFits) {
   published.recompute = Recompute::selective;
   TrainingRun run;
   run.global_batch = 2048;
-  const double published_step = estimate_training(m, published, h100, eff(h100), cluster, run).step_time_s;
+  const double published_step = estimate_training(m, published, h100, train_eff(h100), megatron(), cluster, run).step_time_s;
 
   PlanSpace space;
   space.min_gpus = space.max_gpus = 8192;
   space.global_batch = 2048;
-  const PlanResult r = plan_training(m, base, h100, eff(h100), cluster, space);
+  const PlanResult r = plan_training(m, base, h100, train_eff(h100), megatron(), cluster, space);
   ASSERT_TRUE(r.best.has_value());
   EXPECT_LE(r.best->estimate.step_time_s, published_step);
   EXPECT_LE(estimate_memory(m, r.best->workload, eff(h100)).nvidia_smi(), usable_memory_bytes(h100));
@@ -59,9 +64,9 @@ TEST(TrainingPlanner, BeatsOrMatchesTheMegatron175bLayout) {
   space.min_gpus = space.max_gpus = 64;
   space.global_batch = 64;
   space.virtual_stages = {1, 2, 3, 4};
-  const PlanResult r = plan_training(m, base, a100, eff(a100), cluster, space);
+  const PlanResult r = plan_training(m, base, a100, train_eff(a100), megatron(), cluster, space);
   ASSERT_TRUE(r.best.has_value());
-  EXPECT_LE(r.best->estimate.step_time_s, estimate_training(m, published, a100, eff(a100), cluster, run).step_time_s);
+  EXPECT_LE(r.best->estimate.step_time_s, estimate_training(m, published, a100, train_eff(a100), megatron(), cluster, run).step_time_s);
   EXPECT_LE(r.best->memory_per_gpu_bytes, usable_memory_bytes(a100));
 }
 
@@ -74,7 +79,7 @@ TEST(TrainingPlanner, ReportsTheBestLayoutAtEachCountAndRunnersUpInOrder) {
   space.global_batch = 64;
   Workload base;
   base.task = Task::pretrain;
-  const PlanResult r = plan_training(m, base, h100, eff(h100), default_cluster(h100), space);
+  const PlanResult r = plan_training(m, base, h100, train_eff(h100), megatron(), default_cluster(h100), space);
   ASSERT_TRUE(r.best.has_value());
   EXPECT_GE(r.best_per_count.size(), 3u);
   double last = r.best->estimate.step_time_s;
@@ -92,7 +97,7 @@ TEST(TrainingPlanner, FindsNothingWhenNothingFits) {
   space.max_gpus = 8;
   Workload base;
   base.task = Task::pretrain;
-  EXPECT_FALSE(plan_training(m, base, t4, eff(t4), default_cluster(t4), space).best.has_value());
+  EXPECT_FALSE(plan_training(m, base, t4, train_eff(t4), megatron(), default_cluster(t4), space).best.has_value());
 }
 
 TEST(ServingPlanner, MeetsTheLatencyTargetsAndScalesReplicasWithLoad) {

@@ -17,8 +17,18 @@ std::vector<int64_t> powers_of_two(int64_t lo, int64_t hi) {
 }
 
 // One layout per element; the planner enumerates these before estimating, so it can report progress.
-std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const Cluster& cluster, const PlanSpace& space,
-                              int64_t gpus) {
+// The recomputation modes worth trying under a stack: none, Megatron-style selective, the stack's
+// per-op policy where it has one, and full.
+std::vector<RecomputeSpec> recompute_modes(const Stack& stack) {
+  std::vector<RecomputeSpec> out = {{Recompute::none, 0}, {Recompute::selective, 0}};
+  if (stack.op_recompute_matmul_share > 0) out.push_back({Recompute::op, 0});
+  out.push_back({Recompute::full, 0});
+  return out;
+}
+
+std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const Stack& stack, const Cluster& cluster,
+                              const PlanSpace& space, int64_t gpus) {
+  const std::vector<RecomputeSpec> modes = recompute_modes(stack);
   std::vector<Workload> out;
   const int64_t batch = space.global_batch > 0 ? space.global_batch : 4 * gpus;
   for (int64_t tp : powers_of_two(1, std::min(gpus, cluster.gpus_per_node))) {
@@ -32,7 +42,7 @@ std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const Cl
         if (per_replica % mb != 0) continue;
         const int64_t micro = per_replica / mb;
         for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
-          for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+          for (const RecomputeSpec& rc : modes) {
             for (int64_t v : space.virtual_stages) {
               if (v > 1 && (pp == 1 || pp * v > m.layers || micro % pp != 0)) continue;
               // ZeRO-3 with pipeline stages re-gathers weights per micro-batch per stage: allowed,
@@ -46,7 +56,7 @@ std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const Cl
               w.par.sequence_parallel = tp > 1;
               w.micro_batch = mb;
               w.grad_accum = micro;
-              w.recompute = rc;
+              w.set_recompute(rc);
               out.push_back(w);
             }
           }
@@ -64,14 +74,14 @@ bool faster(const PlanCandidate& a, const PlanCandidate& b) {
 }  // namespace
 
 PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gpu, const Efficiency& eff,
-                         const Cluster& cluster, const PlanSpace& space,
+                         const Stack& stack, const Cluster& cluster, const PlanSpace& space,
                          const std::function<void(int64_t, int64_t)>& progress) {
   PlanResult r;
   const double capacity = usable_memory_bytes(gpu);
   std::vector<std::pair<int64_t, std::vector<Workload>>> by_count;
   int64_t total = 0;
   for (int64_t n : powers_of_two(space.min_gpus, space.max_gpus)) {
-    by_count.emplace_back(n, layouts(m, base, cluster, space, n));
+    by_count.emplace_back(n, layouts(m, base, stack, cluster, space, n));
     total += static_cast<int64_t>(by_count.back().second.size());
   }
   std::vector<PlanCandidate> top;  // the fastest `keep + 1`, sorted
@@ -87,7 +97,7 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
       TrainingRun run;
       run.global_batch = w.micro_batch * w.grad_accum * w.par.dp;
       run.tokens = space.tokens;
-      PlanCandidate c{w, estimate_training(m, w, gpu, eff, cluster, run), mem};
+      PlanCandidate c{w, estimate_training(m, w, gpu, eff, stack, cluster, run), mem};
       if (!best_here || faster(c, *best_here)) best_here = c;
       if (top.size() <= space.keep || faster(c, top.back())) {
         top.insert(std::upper_bound(top.begin(), top.end(), c, faster), c);

@@ -41,9 +41,10 @@ struct PlanResult {
 };
 
 // `base` gives task, precision, optimizer, sequence and flash attention; the planner chooses the
-// rest. `progress(done, total)` is called now and then (may be empty).
+// rest, with the recomputation modes `stack` offers. `eff` is resolved for the GPU and stack.
+// `progress(done, total)` is called now and then (may be empty).
 PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gpu, const Efficiency& eff,
-                         const Cluster& cluster, const PlanSpace& space,
+                         const Stack& stack, const Cluster& cluster, const PlanSpace& space,
                          const std::function<void(int64_t, int64_t)>& progress = {});
 
 }  // namespace gpuplan

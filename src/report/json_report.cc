@@ -77,7 +77,7 @@ json to_json(const Workload& w) {
           {"optimizer", to_string(w.optimizer)},
           {"micro_batch", w.micro_batch},
           {"seq", w.seq},
-          {"recompute", to_string(w.recompute)},
+          {"recompute", to_string(w.recompute_spec())},
           {"grad_accum", w.grad_accum},
           {"flash_attention", w.flash_attention},
           {"lora_rank", w.lora_rank},

@@ -77,7 +77,7 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
   if (!rc) return rc.error();
   auto r = parse_recompute(rc->value_or("none"));
   if (!r) return make_error(f.field("recompute"), "unknown recompute mode");
-  w.recompute = *r;
+  w.set_recompute(*r);
   auto sp = f.optional_boolean("sequence_parallel");
   if (!sp) return sp.error();
   w.par.sequence_parallel = sp->value_or(true);
@@ -86,6 +86,13 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
   w.flash_attention = flash->value_or(true);
   if (auto s = w.validate(m)) return make_error(f.field(s->field), s->message);
   return w;
+}
+
+// The row's `stack`, or the usual stack for pre-training.
+Result<Stack> row_stack(const TomlFields& f) {
+  auto id = f.optional_string("stack");
+  if (!id) return id.error();
+  return StackCatalog::builtin().find(id->value_or(default_stack_id(Task::pretrain)), f.field("stack"));
 }
 
 // Converts a published metric to the seconds the model predicts, and back.
@@ -104,7 +111,9 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
   if (!kind) return kind.error();
   auto src = c.catalog.find(*src_id, f.field("source_gpu"));
   if (!src) return src.error();
-  const Efficiency src_eff = c.eff.for_gpu(*src);
+  auto stack = row_stack(f);
+  if (!stack) return stack.error();
+  const Efficiency src_eff = *kind == "train" ? c.eff.for_gpu(*src, *stack) : c.eff.for_gpu(*src);
   Cluster src_cluster = default_cluster(*src);
   if (auto net = f.optional_number("source_network_gbps"); net && *net) src_cluster.network_Bps = **net * 1e9 / 8;
   std::function<double(const Gpu&, const Cluster&, const Efficiency&)> seconds;
@@ -117,8 +126,9 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
     if (!gb) return gb.error();
     run.global_batch = gb->value_or(0);
     const Workload wl = *w;
-    seconds = [&m, wl, run](const Gpu& g, const Cluster& cl, const Efficiency& e) {
-      return estimate_training(m, wl, g, e, cl, run).step_time_s;
+    const Stack st = *stack;
+    seconds = [&m, wl, run, st](const Gpu& g, const Cluster& cl, const Efficiency& e) {
+      return estimate_training(m, wl, g, e, st, cl, run).step_time_s;
     };
     if (row.metric != "tokens_per_s_per_gpu") return make_error(f.field("metric"), "training pairs use tokens_per_s_per_gpu");
     const double tokens = static_cast<double>((run.global_batch > 0 ? run.global_batch : wl.micro_batch * wl.par.dp) * wl.seq);
@@ -150,8 +160,9 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
     else return make_error(f.field("metric"), "unknown inference metric '" + row.metric + "'");
   }
   const Gpu src_gpu = *src;
+  const Efficiency tgt_eff = *kind == "train" ? c.eff.for_gpu(target, *stack) : target_eff;
   const auto p = predict_across(
-      src_eff, [&](const Efficiency& e) { return seconds(src_gpu, src_cluster, e); }, conv.to_seconds(*src_pub), target_eff,
+      src_eff, [&](const Efficiency& e) { return seconds(src_gpu, src_cluster, e); }, conv.to_seconds(*src_pub), tgt_eff,
       [&](const Efficiency& e) { return seconds(target, target_cluster, e); });
   row.predicted = conv.from_seconds(p.seconds);
   row.uncalibrated = conv.from_seconds(p.uncalibrated_s);
@@ -210,6 +221,8 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& section, const to
   if (section == "training") {
     auto w = row_workload(f, *m, Task::pretrain);
     if (!w) return w.error();
+    auto stack = row_stack(f);
+    if (!stack) return stack.error();
     TrainingRun run;
     auto gb = f.optional_integer("global_batch");
     if (!gb) return gb.error();
@@ -219,8 +232,8 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& section, const to
     run.tokens = *tokens;
     auto overlap = f.optional_boolean("overlap_dp_comm");
     if (!overlap) return overlap.error();
-    run.overlap_dp_comm = overlap->value_or(true);
-    const TrainingEstimate e = estimate_training(*m, *w, *gpu, eff, cluster, run);
+    run.overlap_dp_grads = *overlap;
+    const TrainingEstimate e = estimate_training(*m, *w, *gpu, c.eff.for_gpu(*gpu, *stack), *stack, cluster, run);
     if (row.metric == "tflops_per_gpu") row.predicted = e.hardware_flops_per_step / e.step_time_s / w->par.gpus() / 1e12;
     else if (row.metric == "step_time_s") row.predicted = e.step_time_s;
     else if (row.metric == "mfu") row.predicted = e.mfu;

@@ -18,8 +18,11 @@ constexpr Named<Optimizer> kOptimizers[] = {{Optimizer::adamw, "adamw"},
                                             {Optimizer::sgd, "sgd"},
                                             {Optimizer::adafactor, "adafactor"},
                                             {Optimizer::lion, "lion"}};
-constexpr Named<Recompute> kRecompute[] = {
-    {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
+constexpr Named<Recompute> kRecompute[] = {{Recompute::none, "none"},
+                                           {Recompute::selective, "selective"},
+                                           {Recompute::op, "op"},
+                                           {Recompute::every, "every"},
+                                           {Recompute::full, "full"}};
 
 template <class E, size_t N>
 std::optional<E> parse(const Named<E> (&table)[N], const std::string& s) {
@@ -37,10 +40,30 @@ std::string name(const Named<E> (&table)[N], E v) {
 
 std::optional<Task> parse_task(const std::string& s) { return parse(kTasks, s); }
 std::optional<Optimizer> parse_optimizer(const std::string& s) { return parse(kOptimizers, s); }
-std::optional<Recompute> parse_recompute(const std::string& s) { return parse(kRecompute, s); }
+std::optional<RecomputeSpec> parse_recompute(const std::string& s) {
+  if (s.rfind("every:", 0) == 0) {
+    const std::string n = s.substr(6);
+    if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const int64_t every = std::stoll(n);
+    if (every < 1 || every > 1024) return std::nullopt;
+    return RecomputeSpec{Recompute::every, every};
+  }
+  auto r = parse(kRecompute, s);
+  if (!r || *r == Recompute::every) return std::nullopt;
+  return RecomputeSpec{*r, 0};
+}
 std::string to_string(Task t) { return name(kTasks, t); }
 std::string to_string(Optimizer o) { return name(kOptimizers, o); }
 std::string to_string(Recompute r) { return name(kRecompute, r); }
+std::string to_string(const RecomputeSpec& r) {
+  return r.mode == Recompute::every ? fmt::format("every:{}", r.every) : to_string(r.mode);
+}
+
+double Workload::recomputed_layer_fraction() const {
+  if (recompute == Recompute::full) return 1;
+  if (recompute == Recompute::every) return 1.0 / static_cast<double>(recompute_every);
+  return 0;
+}
 
 Precision Workload::activation_precision() const {
   if (precision == Precision::fp32 || precision == Precision::tf32) return Precision::fp32;
@@ -56,6 +79,8 @@ Status Workload::validate(const ModelSpec& m) const {
   if (grad_accum <= 0) return make_error("--grad-accum", fmt::format("must be at least 1, got {}", grad_accum));
   if (lora_rank <= 0 || lora_rank > 65536)
     return make_error("--lora-rank", fmt::format("must be between 1 and 65536, got {}", lora_rank));
+  if (recompute == Recompute::every && (recompute_every < 1 || recompute_every > 1024))
+    return make_error("--recompute", fmt::format("every:N needs N from 1 to 1024, got {}", recompute_every));
   if (par.tp <= 0) return make_error("--tp", "must be at least 1");
   if (par.pp <= 0) return make_error("--pp", "must be at least 1");
   if (par.dp <= 0) return make_error("--gpus", "must be a multiple of tp x pp");

@@ -15,14 +15,23 @@ namespace gpuplan {
 
 enum class Task { pretrain, full, lora, qlora, infer };
 enum class Optimizer { adamw, adamw8bit, sgd, adafactor, lion };
-enum class Recompute { none, selective, full };
+// Activation recomputation: none; selective (Megatron: the attention core); op (per-op selective
+// checkpointing: matmul and attention outputs saved, element-wise work recomputed, as torchtitan's
+// "op" policy); every (checkpoint one layer in `recompute_every`); full (every layer).
+enum class Recompute { none, selective, op, every, full };
 
 std::optional<Task> parse_task(const std::string& s);
 std::optional<Optimizer> parse_optimizer(const std::string& s);
-std::optional<Recompute> parse_recompute(const std::string& s);
+struct RecomputeSpec {
+  Recompute mode = Recompute::none;
+  int64_t every = 0;  // with Recompute::every: one layer in this many is checkpointed
+};
+// "none", "selective", "op", "full" or "every:N" (N from 1 to 1024).
+std::optional<RecomputeSpec> parse_recompute(const std::string& s);
 std::string to_string(Task t);
 std::string to_string(Optimizer o);
 std::string to_string(Recompute r);
+std::string to_string(const RecomputeSpec& r);  // "every:2" for Recompute::every
 
 struct Parallelism {
   int64_t tp = 1;   // tensor parallel degree
@@ -41,6 +50,7 @@ struct Workload {
   int64_t micro_batch = 1;  // sequences per GPU per forward (infer: concurrent sequences)
   int64_t seq = 2048;       // tokens per sequence (infer: context held in the KV cache)
   Recompute recompute = Recompute::none;
+  int64_t recompute_every = 0;  // with Recompute::every
   int64_t grad_accum = 1;   // micro-batches per optimizer step per replica
   bool flash_attention = true;
   int64_t lora_rank = 16;
@@ -49,6 +59,10 @@ struct Workload {
   Parallelism par;
 
   bool training() const { return task != Task::infer; }
+  RecomputeSpec recompute_spec() const { return {recompute, recompute_every}; }
+  void set_recompute(const RecomputeSpec& r) { recompute = r.mode, recompute_every = r.every; }
+  // Fraction of the layers whose forward runs again in backward (full: 1, every:N: 1/N).
+  double recomputed_layer_fraction() const;
   // The activation and KV dtype: 16-bit unless training or serving in fp32.
   Precision activation_precision() const;
   Precision kv() const { return kv_precision.value_or(activation_precision()); }

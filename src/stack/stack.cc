@@ -1,0 +1,262 @@
+#include "stack/stack.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "data/embedded.h"
+#include "data/toml_document.h"
+#include "util/suggest.h"
+
+namespace gpuplan {
+
+double AttentionKernel::fraction_on(const std::string& architecture) const {
+  for (const auto& [arch, f] : fraction)
+    if (arch == architecture) return f;
+  for (const auto& [arch, f] : fraction)
+    if (arch == "default") return f;
+  return 0;
+}
+
+bool AttentionKernel::measured_on(const std::string& architecture) const {
+  return std::any_of(fraction.begin(), fraction.end(), [&](const auto& p) { return p.first == architecture; });
+}
+
+bool LowPrecisionRecipe::runs_on(const std::string& architecture) const {
+  return std::find(architectures.begin(), architectures.end(), architecture) != architectures.end();
+}
+
+const AttentionKernel& Stack::attention_kernel(const std::string& architecture) const {
+  for (const auto& [arch, k] : attention)
+    if (arch == architecture) return k;
+  for (const auto& [arch, k] : attention)
+    if (arch == "default") return k;
+  return attention.front().second;  // the reader requires a "default" entry
+}
+
+double Stack::attention_fraction(const std::string& architecture) const {
+  return attention_kernel(architecture).fraction_on(architecture);
+}
+
+const LowPrecisionRecipe* Stack::recipe(const std::string& id) const {
+  for (const auto& r : fp8_recipes)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+std::string default_stack_id(Task task) { return task == Task::pretrain ? "megatron" : "hf"; }
+
+namespace {
+
+Status read_strings(const TomlFields& f, const char* key, std::vector<std::string>& out, bool required) {
+  const toml::node* n = f.table().get(key);
+  if (!n) return required ? Status(make_error(f.field(key), "is required")) : std::nullopt;
+  const toml::array* a = n->as_array();
+  if (!a) return make_error(f.field(key), "must be an array of strings");
+  for (const auto& v : *a) {
+    auto s = v.value<std::string>();
+    if (!s || !v.is_string()) return make_error(f.field(key), "must be an array of strings");
+    out.push_back(*s);
+  }
+  return std::nullopt;
+}
+
+Status read_text(const TomlFields& f, std::initializer_list<std::pair<const char*, std::string*>> required,
+                 std::initializer_list<std::pair<const char*, std::string*>> optional) {
+  for (auto [key, out] : required) {
+    auto r = f.string(key);
+    if (!r) return r.error();
+    *out = *r;
+  }
+  for (auto [key, out] : optional) {
+    auto r = f.optional_string(key);
+    if (!r) return r.error();
+    *out = r->value_or("");
+  }
+  return std::nullopt;
+}
+
+Result<double> fraction(const TomlFields& f, const char* key, double dflt, double lo, double hi) {
+  auto r = f.optional_number(key);
+  if (!r) return r.error();
+  const double v = r->value_or(dflt);
+  if (!(v >= lo && v <= hi)) return make_error(f.field(key), fmt::format("must be between {} and {}, got {}", lo, hi, v));
+  return v;
+}
+
+Result<AttentionKernel> parse_kernel(const toml::table& t, const std::string& where) {
+  TomlFields f(t, where);
+  if (auto s = f.only_keys({"id", "name", "fraction", "source", "source_date", "notes"})) return *s;
+  AttentionKernel k;
+  std::string notes;
+  if (auto s = read_text(f, {{"id", &k.id}, {"name", &k.name}, {"source", &k.source}, {"source_date", &k.source_date}},
+                         {{"notes", &notes}}))
+    return *s;
+  const toml::table* fr = t["fraction"].as_table();
+  if (!fr || fr->empty()) return make_error(f.field("fraction"), "must be a table of architecture = fraction of the bf16 peak");
+  TomlFields ff(*fr, f.field("fraction"));
+  for (const auto& [arch, v] : *fr) {
+    auto x = fraction(ff, std::string(arch.str()).c_str(), 0, 0.01, 1.0);
+    if (!x) return x.error();
+    k.fraction.emplace_back(std::string(arch.str()), *x);
+  }
+  return k;
+}
+
+Result<LowPrecisionRecipe> parse_recipe(const toml::table& t, const std::string& where) {
+  TomlFields f(t, where);
+  if (auto s = f.only_keys({"id", "name", "precision", "architectures", "cast_bytes_per_element",
+                            "fused_cast_bytes_per_element", "gemm_relative_throughput", "source", "source_date", "notes"}))
+    return *s;
+  LowPrecisionRecipe r;
+  std::string notes, precision;
+  if (auto s = read_text(f, {{"id", &r.id}, {"name", &r.name}, {"precision", &precision}, {"source", &r.source},
+                             {"source_date", &r.source_date}},
+                         {{"notes", &notes}}))
+    return *s;
+  auto p = parse_precision(precision);
+  if (!p || (*p != Precision::fp8 && *p != Precision::int4))
+    return make_error(f.field("precision"), "must be fp8 (FP4 recipes are not modelled yet), not '" + precision + "'");
+  r.gemm_precision = *p;
+  if (auto s = read_strings(f, "architectures", r.architectures, true)) return *s;
+  auto cast = fraction(f, "cast_bytes_per_element", 0, 0, 64);
+  auto fused = fraction(f, "fused_cast_bytes_per_element", 0, 0, 64);
+  auto rel = fraction(f, "gemm_relative_throughput", 1, 0.05, 1.0);
+  for (auto* x : {&cast, &fused, &rel})
+    if (!*x) return x->error();
+  r.cast_bytes_per_element = *cast;
+  r.fused_cast_bytes_per_element = *fused;
+  r.gemm_relative_throughput = *rel;
+  return r;
+}
+
+Result<Stack> parse_stack(const toml::table& t, const std::string& where, const StackCatalog& known) {
+  TomlFields f(t, where);
+  if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "default_recompute", "default_loss",
+                            "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp",
+                            "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
+    return *s;
+  Stack s;
+  if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
+                         {{"covers", &s.covers}, {"notes", &s.notes}}))
+    return *e;
+  const toml::table* att = t["attention"].as_table();
+  if (!att || !att->contains("default"))
+    return make_error(f.field("attention"), "must be a table of architecture = kernel id, with a \"default\" entry");
+  for (const auto& [arch, v] : *att) {
+    auto k = v.value<std::string>();
+    const std::string field = f.field("attention") + "." + std::string(arch.str());
+    if (!k || !v.is_string()) return make_error(field, "must be a kernel id");
+    const AttentionKernel* kernel = known.kernel(*k);
+    if (!kernel) return make_error(field, "unknown attention kernel '" + *k + "'");
+    if (arch.str() != "default" && kernel->fraction_on(std::string(arch.str())) <= 0)
+      return make_error(field, fmt::format("kernel '{}' has no figure for {}", *k, arch.str()));
+    s.attention.emplace_back(std::string(arch.str()), *kernel);
+  }
+  for (auto [key, out, dflt] : {std::tuple{"fused_elementwise", &s.fused_elementwise, false},
+                                std::tuple{"overlap_dp_grads", &s.overlap_dp_grads, true},
+                                std::tuple{"overlap_param_gather", &s.overlap_param_gather, true},
+                                std::tuple{"overlap_tp", &s.overlap_tp, false},
+                                std::tuple{"fp8_param_all_gather", &s.fp8_param_all_gather, false}}) {
+    auto b = f.optional_boolean(key);
+    if (!b) return b.error();
+    *out = b->value_or(dflt);
+  }
+  auto rc = f.optional_string("default_recompute");
+  if (!rc) return rc.error();
+  auto spec = parse_recompute(rc->value_or("none"));
+  if (!spec) return make_error(f.field("default_recompute"), "must be none, selective, op, full or every:N");
+  s.default_recompute = *spec;
+  auto loss = f.optional_string("default_loss");
+  if (!loss) return loss.error();
+  s.default_loss = loss->value_or("standard");
+  if (s.default_loss != "standard" && s.default_loss != "chunked" && s.default_loss != "fused")
+    return make_error(f.field("default_loss"), "must be standard, chunked or fused");
+  auto share = fraction(f, "op_recompute_matmul_share", 0, 0, 1);
+  auto step = fraction(f, "step_overhead_s", 0, 0, 60);
+  if (!share) return share.error();
+  if (!step) return step.error();
+  s.op_recompute_matmul_share = *share;
+  s.step_overhead_s = *step;
+  std::vector<std::string> recipes;
+  if (auto e = read_strings(f, "fp8_recipes", recipes, false)) return *e;
+  for (const auto& id : recipes) {
+    const LowPrecisionRecipe* r = known.recipe(id);
+    if (!r) return make_error(f.field("fp8_recipes"), "unknown recipe '" + id + "'");
+    s.fp8_recipes.push_back(*r);
+  }
+  return s;
+}
+
+template <class T, class Parse>
+Status read_array(const toml::table& doc, const char* key, const std::string& origin, std::vector<T>& out, Parse parse) {
+  const toml::node* n = doc.get(key);
+  if (!n) return make_error(origin + ": " + key, "is required");
+  const toml::array* a = n->as_array();
+  if (!a) return make_error(origin + ": " + key, "must be an array of tables ([[" + std::string(key) + "]])");
+  for (size_t i = 0; i < a->size(); ++i) {
+    const std::string where = fmt::format("{}: {}[{}]", origin, key, i);
+    const toml::table* t = a->get(i)->as_table();
+    if (!t) return make_error(where, "must be a table");
+    auto r = parse(*t, where);
+    if (!r) return r.error();
+    for (const auto& prior : out)
+      if (prior.id == r->id) return make_error(where + ".id", "duplicate id '" + r->id + "'");
+    out.push_back(std::move(r).value());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<StackCatalog> StackCatalog::from_table(const toml::table& doc, const std::string& origin) {
+  for (const auto& [k, v] : doc)
+    if (k.str() != "attention_kernel" && k.str() != "fp8_recipe" && k.str() != "stack")
+      return make_error(origin + ": " + std::string(k.str()), "unknown section (expected attention_kernel, fp8_recipe or stack)");
+  StackCatalog c;
+  if (auto s = read_array(doc, "attention_kernel", origin, c.kernels_, parse_kernel)) return *s;
+  if (auto s = read_array(doc, "fp8_recipe", origin, c.recipes_, parse_recipe)) return *s;
+  if (auto s = read_array(doc, "stack", origin, c.stacks_,
+                          [&c](const toml::table& t, const std::string& where) { return parse_stack(t, where, c); }))
+    return *s;
+  if (c.stacks_.empty()) return make_error(origin, "has no [[stack]]");
+  return c;
+}
+
+Result<StackCatalog> StackCatalog::from_toml(std::string_view text, const std::string& origin) {
+  auto doc = parse_toml(text, origin);
+  if (!doc) return doc.error();
+  return from_table(*doc, origin);
+}
+
+const StackCatalog& StackCatalog::builtin() {
+  static const StackCatalog c =
+      data::builtin_or_abort(from_toml(data::embedded_file("stacks.toml"), "built-in stacks.toml"));
+  return c;
+}
+
+Result<Stack> StackCatalog::find(const std::string& id, const std::string& field) const {
+  for (const auto& s : stacks_)
+    if (s.id == id) return s;
+  return make_error(field, "unknown stack '" + id + "'" + did_you_mean(id, ids()) + "; `gpuplan stacks` lists them");
+}
+
+std::vector<std::string> StackCatalog::ids() const {
+  std::vector<std::string> out;
+  for (const auto& s : stacks_) out.push_back(s.id);
+  return out;
+}
+
+const AttentionKernel* StackCatalog::kernel(const std::string& id) const {
+  for (const auto& k : kernels_)
+    if (k.id == id) return &k;
+  return nullptr;
+}
+
+const LowPrecisionRecipe* StackCatalog::recipe(const std::string& id) const {
+  for (const auto& r : recipes_)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+}  // namespace gpuplan

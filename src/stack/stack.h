@@ -1,0 +1,102 @@
+// Software stacks as data: what the framework a team trains with really runs (attention kernel per
+// GPU architecture, element-wise fusion, default recomputation and loss, which communication it
+// hides behind compute, its FP8 recipes and fixed per-step costs). Loaded from data/stacks.toml,
+// where every figure cites its source and date; estimators take a Stack the way they take a Gpu.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <toml++/toml.h>
+#include <utility>
+#include <vector>
+
+#include "util/status.h"
+#include "workload/workload.h"
+
+namespace gpuplan {
+
+// A fused attention kernel and the share of the dense 16-bit matmul peak it sustains, forward and
+// backward together, on each GPU architecture it was measured on ("default": the assumption the
+// data file states for architectures without a measurement).
+struct AttentionKernel {
+  std::string id, name, source, source_date;
+  std::vector<std::pair<std::string, double>> fraction;  // architecture -> fraction of bf16 peak
+  bool measured_on(const std::string& architecture) const;
+  // The architecture's figure, else the "default" one, else 0 (the kernel does not run there).
+  double fraction_on(const std::string& architecture) const;
+};
+
+// How an FP8 (or FP4) recipe scales its tensors, and what that costs beyond the GEMM itself.
+struct LowPrecisionRecipe {
+  std::string id, name, source, source_date;
+  Precision gemm_precision = Precision::fp8;
+  std::vector<std::string> architectures;  // where the recipe runs (MXFP8: Blackwell only)
+  // Bytes moved per element of each GEMM operand cast to low precision (amax read, cast read and
+  // write), for stacks that do not fuse the cast into the producing kernel.
+  double cast_bytes_per_element = 0;
+  // The cast left once a stack fuses it into the norm or activation before the GEMM.
+  double fused_cast_bytes_per_element = 0;
+  // GEMM throughput with this recipe's scaling, as a share of the plain low-precision GEMM.
+  double gemm_relative_throughput = 1;
+  bool runs_on(const std::string& architecture) const;
+};
+
+struct Stack {
+  std::string id;     // "megatron"
+  std::string name;   // "Megatron-LM / NeMo / Megatron-Bridge (Transformer Engine)"
+  std::string covers; // which front ends this record stands for
+  std::string source, source_date, notes;
+
+  // Kernels
+  std::vector<std::pair<std::string, AttentionKernel>> attention;  // architecture -> kernel; "default" key
+  bool fused_elementwise = false;  // norms, activations, RoPE and casts fused (TE, torch.compile, Triton)
+
+  // What the stack does unless told otherwise
+  RecomputeSpec default_recompute;
+  std::string default_loss = "standard";  // standard, chunked or fused cross-entropy
+  double op_recompute_matmul_share = 0;   // Recompute::op: share of matmul forwards run again
+
+  // Communication it hides behind compute
+  bool overlap_dp_grads = true;       // gradient all-reduce / reduce-scatter during backward
+  bool overlap_param_gather = true;   // FSDP / ZeRO-3 / distributed-optimizer all-gathers prefetched
+  bool overlap_tp = false;            // tensor-parallel collectives overlapped with GEMMs
+
+  // Low precision
+  std::vector<LowPrecisionRecipe> fp8_recipes;  // the recipes it offers; the first is its default
+  bool fp8_param_all_gather = false;     // FSDP all-gathers weights in FP8
+
+  double step_overhead_s = 0;  // fixed host-side cost per optimizer step
+
+  // The attention kernel this stack runs on `architecture`, and the share of the bf16 peak it
+  // sustains there.
+  const AttentionKernel& attention_kernel(const std::string& architecture) const;
+  double attention_fraction(const std::string& architecture) const;
+  // nullptr when the stack does not offer the recipe.
+  const LowPrecisionRecipe* recipe(const std::string& id) const;
+};
+
+class StackCatalog {
+ public:
+  static Result<StackCatalog> from_toml(std::string_view text, const std::string& origin);
+  static const StackCatalog& builtin();
+
+  // Fails with the nearest ids suggested. `field` names the input in errors ("--stack").
+  Result<Stack> find(const std::string& id, const std::string& field = "--stack") const;
+  const std::vector<Stack>& stacks() const { return stacks_; }
+  std::vector<std::string> ids() const;
+  const AttentionKernel* kernel(const std::string& id) const;
+  const LowPrecisionRecipe* recipe(const std::string& id) const;
+  const std::vector<LowPrecisionRecipe>& recipes() const { return recipes_; }
+
+ private:
+  static Result<StackCatalog> from_table(const toml::table& doc, const std::string& origin);
+  std::vector<Stack> stacks_;
+  std::vector<AttentionKernel> kernels_;
+  std::vector<LowPrecisionRecipe> recipes_;
+};
+
+// The stack a team running this task most likely uses: Megatron-class stacks for pre-training,
+// Hugging Face Trainer (PEFT, bitsandbytes) for fine-tuning, LoRA and QLoRA.
+std::string default_stack_id(Task task);
+
+}  // namespace gpuplan

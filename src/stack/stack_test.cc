@@ -1,0 +1,84 @@
+#include "stack/stack.h"
+
+#include <gtest/gtest.h>
+
+#include "hardware/catalog.h"
+#include "hardware/efficiency.h"
+
+namespace gpuplan {
+
+TEST(Stacks, BuiltInCatalogHasTheNamedStacks) {
+  const StackCatalog& c = StackCatalog::builtin();
+  for (const char* id : {"megatron", "torchtitan", "torchtitan-compile", "hf", "deepspeed", "torchtune", "unsloth"})
+    EXPECT_TRUE(c.find(id).ok()) << id;
+  for (const Stack& s : c.stacks()) {
+    EXPECT_FALSE(s.source.empty()) << s.id;
+    EXPECT_FALSE(s.source_date.empty()) << s.id;
+  }
+}
+
+TEST(Stacks, UnknownStackSuggestsTheNearestId) {
+  auto s = StackCatalog::builtin().find("torchtitn");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().field, "--stack");
+  EXPECT_NE(s.error().message.find("torchtitan"), std::string::npos);
+}
+
+// FlashAttention-3 paper abstract: FA2 reaches 35% of an H100; pytorch/pytorch #142132 measures
+// cuDNN attention at 631 of 989 TFLOP/s. Megatron (TE) runs cuDNN on Hopper, torchtitan SDPA's FA2.
+TEST(Stacks, AttentionKernelFollowsTheStackAndArchitecture) {
+  const StackCatalog& c = StackCatalog::builtin();
+  const Stack megatron = *c.find("megatron"), titan = *c.find("torchtitan");
+  EXPECT_EQ(megatron.attention_kernel("hopper").id, "cudnn");
+  EXPECT_EQ(megatron.attention_kernel("ampere").id, "fa2");
+  EXPECT_EQ(titan.attention_kernel("hopper").id, "fa2");
+  EXPECT_NEAR(titan.attention_fraction("hopper"), 0.35, 1e-9);
+  EXPECT_NEAR(megatron.attention_fraction("hopper"), 0.64, 1e-9);
+  const Gpu h100 = *Catalog::builtin().find("h100-sxm");
+  EXPECT_NEAR(EfficiencyTable::builtin().for_gpu(h100, megatron).attention_fraction, 0.64, 1e-9);
+}
+
+TEST(Stacks, DefaultsFollowTheTask) {
+  EXPECT_EQ(default_stack_id(Task::pretrain), "megatron");
+  EXPECT_EQ(default_stack_id(Task::lora), "hf");
+  EXPECT_EQ(default_stack_id(Task::qlora), "hf");
+  // torchtitan llama3_8b.toml: activation_checkpoint mode 'selective', option 'op'.
+  EXPECT_EQ(StackCatalog::builtin().find("torchtitan")->default_recompute.mode, Recompute::op);
+}
+
+TEST(Stacks, FileErrorsNameTheField) {
+  const char* kernel = "[[attention_kernel]]\nid = \"k\"\nname = \"k\"\nsource = \"s\"\nsource_date = \"d\"\n"
+                       "fraction = { ampere = 0.5 }\n";
+  const char* recipe = "[[fp8_recipe]]\nid = \"r\"\nname = \"r\"\nprecision = \"fp8\"\narchitectures = [\"hopper\"]\n"
+                       "source = \"s\"\nsource_date = \"d\"\n";
+  auto stack = [](const std::string& extra) {
+    return std::string("[[stack]]\nid = \"x\"\nname = \"x\"\nsource = \"s\"\nsource_date = \"d\"\n") + extra;
+  };
+  auto ok = StackCatalog::from_toml(std::string(kernel) + recipe + stack("attention = { default = \"k\" }\n"), "t");
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  auto bad_kernel = StackCatalog::from_toml(std::string(kernel) + recipe + stack("attention = { default = \"fa9\" }\n"), "t");
+  ASSERT_FALSE(bad_kernel.ok());
+  EXPECT_NE(bad_kernel.error().field.find("attention.default"), std::string::npos);
+  auto bad_recompute = StackCatalog::from_toml(
+      std::string(kernel) + recipe + stack("attention = { default = \"k\" }\ndefault_recompute = \"some\"\n"), "t");
+  ASSERT_FALSE(bad_recompute.ok());
+  EXPECT_NE(bad_recompute.error().field.find("default_recompute"), std::string::npos);
+  auto no_measurement = StackCatalog::from_toml(
+      std::string(kernel) + recipe + stack("attention = { default = \"k\", hopper = \"k\" }\n"), "t");
+  ASSERT_FALSE(no_measurement.ok());
+  auto bad_fraction = StackCatalog::from_toml(
+      "[[attention_kernel]]\nid = \"k\"\nname = \"k\"\nsource = \"s\"\nsource_date = \"d\"\nfraction = { ampere = 1.5 }\n", "t");
+  ASSERT_FALSE(bad_fraction.ok());
+}
+
+TEST(Recompute, ParsesEveryN) {
+  auto r = parse_recompute("every:4");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->mode, Recompute::every);
+  EXPECT_EQ(r->every, 4);
+  EXPECT_EQ(to_string(*r), "every:4");
+  for (const char* bad : {"every:", "every:0", "every:x", "every:99999", "every", "sometimes"})
+    EXPECT_FALSE(parse_recompute(bad).has_value()) << bad;
+}
+
+}  // namespace gpuplan
