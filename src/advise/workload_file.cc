@@ -55,7 +55,7 @@ Result<Workload> precision_fields(const TomlFields& f, Workload w) {
   if (!kv) return kv.error();
   if (*kv) {
     auto pr = parse_precision(**kv);
-    if (!pr || *pr == Precision::int4 || *pr == Precision::nf4) return make_error(f.field("kv_precision"), "must be fp32, bf16, fp16, fp8 or int8");
+    if (!pr || !is_kv_precision(*pr)) return make_error(f.field("kv_precision"), "must be fp32, bf16, fp16, fp8, int8, q8_0 or q4_0");
     w.kv_precision = *pr;
   }
   auto flash = f.optional_boolean("flash_attention");

@@ -50,7 +50,7 @@ class Progress {
 
 json plan_json(const PlanCandidate& c) {
   const Workload& w = c.workload;
-  return {{"gpus", w.par.gpus()}, {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"micro_batch", w.micro_batch},
+  return {{"gpus", w.par.gpus()}, {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"ep", w.par.ep}, {"micro_batch", w.micro_batch},
           {"grad_accum", w.grad_accum}, {"zero", w.par.zero}, {"recompute", to_string(w.recompute_spec())},
           {"virtual_stages", w.par.virtual_stages}, {"stack", c.estimate.stack}, {"step_time_s", c.estimate.step_time_s}, {"mfu", c.estimate.mfu},
           {"tokens_per_s", c.estimate.tokens_per_s}, {"memory_per_gpu_bytes", static_cast<int64_t>(c.memory_per_gpu_bytes)},
@@ -113,6 +113,8 @@ int run_plan(Context& ctx, PlanFlags f) {
   space.max_gpus = range->second;
   space.global_batch = f.global_batch;
   if (f.tokens > 0) space.tokens = f.tokens;
+  if (f.w.ep == 0 && m.is_moe())
+    for (int64_t ep = 1; ep <= std::min<int64_t>(range->second, m.experts); ep *= 2) space.expert_parallel.push_back(ep);
   Progress progress("planning");
   const PlanResult r = plan_training(m, base, *g, (*table)->for_gpu(*g, *stack), *stack, cluster, space, progress.callback());
   if (f.json) {
@@ -120,23 +122,27 @@ int run_plan(Context& ctx, PlanFlags f) {
     for (const auto& c : r.runners_up) ru.push_back(plan_json(c));
     for (const auto& c : r.best_per_count) per.push_back(plan_json(c));
     return print_json(json{{"schema_version", 1}, {"model", m.id}, {"gpu", g->id}, {"stack", stack->id},
+                            {"parameters", m.total_parameters()}, {"active_parameters", m.active_parameters()},
+                            {"assumed_dense", m.assumed_dense}, {"notes", m.notes},
                             {"best", r.best ? plan_json(*r.best) : json(nullptr)}, {"runners_up", ru},
                             {"per_gpu_count", per}, {"configs_evaluated", r.configs_evaluated},
                             {"configs_fitting", r.configs_fitting}}, "--model");
   }
-  fmt::print("{} on {} under {} ({}): {} layouts evaluated, {} fit in memory\n\n", m.name, g->id, stack->id, stack->name,
+  fmt::print("{} on {} under {} ({}): {} layouts evaluated, {} fit in memory\n", m.name, g->id, stack->id, stack->name,
              r.configs_evaluated, r.configs_fitting);
+  print_model_caveats(m);
+  fmt::print("\n");
   if (!r.best) {
     fmt::print("No layout fits on {}..{} x {}. Try more GPUs, a larger card, LoRA/QLoRA or a shorter sequence.\n",
                range->first, range->second, g->id);
     return 0;
   }
-  TextTable t({"rank", "GPUs", "tp", "pp", "dp", "micro-batch", "ZeRO", "recompute", "v", "step", "MFU", "memory/GPU"});
-  t.align_right({0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11});
+  TextTable t({"rank", "GPUs", "tp", "pp", "dp", "ep", "micro-batch", "ZeRO", "recompute", "v", "step", "MFU", "memory/GPU"});
+  t.align_right({0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12});
   auto row = [&](const std::string& rank, const PlanCandidate& c) {
     const Workload& w = c.workload;
     t.add_row({rank, std::to_string(w.par.gpus()), std::to_string(w.par.tp), std::to_string(w.par.pp), std::to_string(w.par.dp),
-               std::to_string(w.micro_batch), std::to_string(w.par.zero), to_string(w.recompute_spec()), std::to_string(w.par.virtual_stages),
+               std::to_string(w.par.ep), std::to_string(w.micro_batch), std::to_string(w.par.zero), to_string(w.recompute_spec()), std::to_string(w.par.virtual_stages),
                format_seconds(c.estimate.step_time_s), fmt::format("{:.1f}%", 100 * c.estimate.mfu), format_bytes(c.memory_per_gpu_bytes)});
   };
   row("best", *r.best);

@@ -74,10 +74,11 @@ int run_models(bool json) {
     for (const auto& m : presets.models()) arr.push_back(to_json(m));
     return print_json(arr, "models");
   }
-  TextTable t({"id", "name", "parameters", "layers", "hidden", "heads/kv", "vocab", "context"});
-  t.align_right({2, 3, 4, 5, 6, 7});
+  TextTable t({"id", "name", "parameters", "active", "layers", "hidden", "heads/kv", "vocab", "context"});
+  t.align_right({2, 3, 4, 5, 6, 7, 8});
   for (const auto& m : presets.models())
     t.add_row({m.id, m.name, format_count(static_cast<double>(m.total_parameters())),
+               m.is_moe() ? format_count(static_cast<double>(m.active_parameters())) : "",
                std::to_string(m.layers), std::to_string(m.hidden),
                fmt::format("{}/{}", m.heads, m.kv_heads), std::to_string(m.vocab),
                std::to_string(m.max_position)});

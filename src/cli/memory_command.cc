@@ -25,7 +25,9 @@ std::string describe(const ModelSpec& m, const Workload& w) {
       : fmt::format("{} {}, {}, {}, micro-batch {} x {} tokens, recompute {}", to_string(w.task),
                     w.task == Task::pretrain ? "training" : "fine-tune", to_string(w.precision),
                     to_string(w.optimizer), w.micro_batch, w.seq, to_string(w.recompute_spec()));
-  return fmt::format("{} ({} parameters): {}", m.name, format_count(static_cast<double>(m.total_parameters())), what);
+  const std::string active = m.is_moe()
+      ? fmt::format(", {} active", format_count(static_cast<double>(m.active_parameters()))) : "";
+  return fmt::format("{} ({} parameters{}): {}", m.name, format_count(static_cast<double>(m.total_parameters())), active, what);
 }
 
 int run_memory(Context& ctx, const MemoryFlags& f) {
@@ -65,9 +67,11 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   }
   fmt::print("{}\n", describe(model, w));
   if (stack) fmt::print("Stack: {} ({}).\n", stack->id, stack->name);
+  print_model_caveats(model);
   if (w.par.gpus() > 1)
-    fmt::print("Split over {} GPUs: tp {} x pp {} x dp {}, ZeRO-{}. Figures are per GPU.\n", w.par.gpus(),
-               w.par.tp, w.par.pp, w.par.dp, w.par.zero);
+    fmt::print("Split over {} GPUs: tp {} x pp {} x dp {}{}, ZeRO-{}. Figures are per GPU.\n", w.par.gpus(),
+               w.par.tp, w.par.pp, w.par.dp, w.par.ep > 1 ? fmt::format(" (experts over ep {})", w.par.ep) : "",
+               w.par.zero);
   fmt::print("\n");
   TextTable t({"group", "term", "per GPU", "how"});
   t.align_right({2});

@@ -103,7 +103,11 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"gpus", w.par.gpus()},
         {"stack", e.stack},
         {"recompute", to_string(w.recompute_spec())},
-        {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"zero", w.par.zero},
+        {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"ep", w.par.ep}, {"zero", w.par.zero},
+        {"parameters", m.total_parameters()},
+        {"active_parameters", m.active_parameters()},
+        {"assumed_dense", m.assumed_dense},
+        {"notes", m.notes},
         {"micro_batch", w.micro_batch},
         {"global_batch", e.global_batch},
         {"micro_batches_per_step", e.micro_batches},
@@ -119,17 +123,21 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"gpu_hours", e.gpu_hours ? nlohmann::json(*e.gpu_hours) : nlohmann::json(nullptr)},
         {"memory_per_gpu_bytes", static_cast<int64_t>(mem.nvidia_smi())},
         {"fits_memory", fits},
-        {"links", {{"tp", e.tp_link}, {"pp", e.pp_link}, {"dp", e.dp_link}}},
+        {"links", {{"tp", e.tp_link}, {"pp", e.pp_link}, {"dp", e.dp_link}, {"ep", e.ep_link}}},
         {"breakdown",
          {{"compute_s", b.compute_s}, {"memory_bound_s", b.memory_s}, {"kernel_overhead_s", b.overhead_s},
-          {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"dp_comm_exposed_s", b.dp_comm_exposed_s},
+          {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"ep_comm_s", b.ep_comm_s},
+          {"dp_comm_exposed_s", b.dp_comm_exposed_s},
           {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}}}};
     return print_json(j, "--model");
   }
-  fmt::print("{} on {} x {} (tp {} x pp {} x dp {}, ZeRO-{}), {} x {} tokens per micro-batch, {} micro-batches a step\n",
-             m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp, w.par.zero, w.micro_batch, w.seq, e.micro_batches);
-  fmt::print("stack {} ({}), recompute {}, attention {}\n\n", stack->id, stack->name, to_string(w.recompute_spec()),
+  fmt::print("{} on {} x {} (tp {} x pp {} x dp {}{}, ZeRO-{}), {} x {} tokens per micro-batch, {} micro-batches a step\n",
+             m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp, w.par.ep > 1 ? fmt::format(", ep {}", w.par.ep) : "",
+             w.par.zero, w.micro_batch, w.seq, e.micro_batches);
+  fmt::print("stack {} ({}), recompute {}, attention {}\n", stack->id, stack->name, to_string(w.recompute_spec()),
              stack->attention_kernel(gpu.architecture).id);
+  print_model_caveats(m);
+  fmt::print("\n");
   TextTable t({"step", "time", "share"});
   t.align_right({1, 2});
   auto row = [&](const char* name, double s) {
@@ -140,6 +148,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   row("kernel launch overhead", b.overhead_s);
   row(fmt::format("tensor-parallel comm ({})", e.tp_link).c_str(), b.tp_comm_s);
   row(fmt::format("pipeline sends ({})", e.pp_link).c_str(), b.pp_comm_s);
+  row(fmt::format("expert all-to-all ({})", e.ep_link).c_str(), b.ep_comm_s);
   row("pipeline bubble", b.bubble_s);
   row(fmt::format("data-parallel comm, exposed ({})", e.dp_link).c_str(), b.dp_comm_exposed_s);
   row("optimizer step", b.optimizer_s);
@@ -190,6 +199,11 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"model", m.id},
                         {"gpu", gpu.id},
                         {"tp", w.par.tp},
+                        {"ep", w.par.ep},
+                        {"parameters", m.total_parameters()},
+                        {"active_parameters", m.active_parameters()},
+                        {"assumed_dense", m.assumed_dense},
+                        {"notes", m.notes},
                         {"weight_precision", to_string(w.precision)},
                         {"kv_precision", to_string(w.kv())},
                         {"prompt_tokens", f.prompt},
@@ -211,10 +225,16 @@ int run_infer(Context& ctx, InferFlags f) {
                           {"kernel_overhead_s", e.decode_overhead_s}}}};
     return print_json(j, "--model");
   }
-  fmt::print("{} on {} x {}, {} weights, {} KV cache; {} prompt + {} output tokens, {} concurrent\n\n", m.name,
-             w.par.tp, gpu.id, to_string(w.precision), to_string(w.kv()), f.prompt, f.output, f.concurrency);
+  fmt::print("{} on {} x {}{}, {} weights, {} KV cache; {} prompt + {} output tokens, {} concurrent\n", m.name,
+             w.par.tp, gpu.id, w.par.ep > 1 ? fmt::format(" (ep {})", w.par.ep) : "", to_string(w.precision),
+             to_string(w.kv()), f.prompt, f.output, f.concurrency);
+  if (m.is_moe())
+    fmt::print("{} of {} parameters active per token\n", format_count(static_cast<double>(m.active_parameters())),
+               format_count(static_cast<double>(m.total_parameters())));
+  print_model_caveats(m);
+  fmt::print("\n");
   fmt::print("time to first token   {}  (prefill {:.0f} tokens/s, compute-bound)\n", format_seconds(e.ttft_s), e.prefill_tokens_per_s);
-  fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, overhead {:.0f}%, TP comm {:.0f}%)\n",
+  fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, overhead {:.0f}%, TP/EP comm {:.0f}%)\n",
              format_seconds(e.tpot_s), 100 * e.decode_weight_read_s / e.tpot_s, 100 * e.decode_kv_read_s / e.tpot_s,
              100 * e.decode_overhead_s / e.tpot_s, 100 * e.decode_comm_s / e.tpot_s);
   fmt::print("end-to-end latency    {}\n", format_seconds(e.e2e_latency_s));

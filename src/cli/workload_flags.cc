@@ -10,7 +10,7 @@ namespace gpuplan::cli {
 void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--model", f.model, "preset id, config.json, model directory, .safetensors or .gguf")->required();
   sub.add_option("--task", f.task, "pretrain, full, lora, qlora or infer")->capture_default_str();
-  sub.add_option("--precision", f.precision, "fp32, tf32, bf16, fp16, fp8, int8, int4 (infer) or nf4")->capture_default_str();
+  sub.add_option("--precision", f.precision, "fp32, tf32, bf16, fp16, fp8, int8, int4, nf4, fp4/nvfp4/mxfp4 or a GGUF type such as q4_k_m (infer)")->capture_default_str();
   sub.add_option("--optimizer", f.optimizer, "adamw, adamw8bit, sgd, adafactor or lion")->capture_default_str();
   sub.add_option("--batch", f.batch, "micro-batch per GPU (infer: concurrent sequences)")->capture_default_str();
   sub.add_option("--seq", f.seq, "tokens per sequence (default: 2048, or the model's context if shorter)");
@@ -27,6 +27,16 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--kv-precision", f.kv_precision, "KV cache precision (default: the activation precision)");
   sub.add_flag("--offload-optimizer", f.offload_optimizer, "keep optimizer states in CPU memory");
   sub.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "tensor parallel without sequence parallelism");
+  sub.add_option("--ep", f.ep, "expert-parallel degree for mixture-of-experts models (divides tp x dp; plan searches it when not given)");
+  sub.add_option("--capacity-factor", f.capacity_factor, "MoE expert capacity factor when tokens are dropped (default: dropless)");
+  sub.add_flag("--assume-dense", f.assume_dense,
+               "read an architecture gpuplan does not know as a dense Llama-style decoder (outputs say so)");
+}
+
+std::vector<std::string> model_caveats(const ModelSpec& m) { return m.notes; }
+
+void print_model_caveats(const ModelSpec& m) {
+  for (const auto& n : model_caveats(m)) fmt::print("note: {}\n", n);
 }
 
 void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
@@ -42,7 +52,7 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
 }
 
 Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
-  auto model = resolve_model(f.model);
+  auto model = resolve_model(f.model, ReadOptions{f.assume_dense});
   if (!model) return model.error();
   Workload w;
   auto task = parse_task(f.task);
@@ -63,8 +73,8 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.flash_attention = f.flash == "on";
   if (!f.kv_precision.empty()) {
     auto kv = parse_precision(f.kv_precision);
-    if (!kv || *kv == Precision::int4 || *kv == Precision::nf4 || *kv == Precision::tf32)
-      return make_error("--kv-precision", "must be fp32, bf16, fp16, fp8 or int8, not '" + f.kv_precision + "'");
+    if (!kv || !is_kv_precision(*kv))
+      return make_error("--kv-precision", "must be fp32, bf16, fp16, fp8, int8, q8_0 or q4_0, not '" + f.kv_precision + "'");
     w.kv_precision = *kv;
   }
   w.micro_batch = f.batch;
@@ -91,6 +101,9 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.par.zero = f.zero;
   w.par.virtual_stages = f.virtual_stages;
   w.par.sequence_parallel = !f.no_sequence_parallel;
+  if (f.ep < 0) return make_error("--ep", fmt::format("must be at least 1, got {}", f.ep));
+  w.par.ep = f.ep > 0 ? f.ep : 1;
+  w.moe_capacity_factor = f.capacity_factor;
   if (auto s = w.validate(*model)) return *s;
   return std::pair{std::move(model).value(), w};
 }

@@ -21,6 +21,9 @@ struct WorkloadFlags {
   std::string flash = "on", kv_precision;
   int64_t batch = 1, seq = 0, grad_accum = 1, lora_rank = 16;
   int64_t gpus = 1, tp = 1, pp = 1, dp = 0, virtual_stages = 1;
+  int64_t ep = 0;               // 0 = 1 (plan: searched for MoE models)
+  double capacity_factor = 0;   // MoE token-dropping capacity; 0 = dropless
+  bool assume_dense = false;
   int zero = 0;
   bool offload_optimizer = false, no_sequence_parallel = false;
 };
@@ -28,6 +31,12 @@ struct WorkloadFlags {
 void add_workload_flags(CLI::App& sub, WorkloadFlags& f);
 // --stack, for the commands that model training (memory, train, plan).
 void add_stack_flag(CLI::App& sub, WorkloadFlags& f);
+
+// Lines every output about `m` must carry: what the reader assumed or left out (--assume-dense,
+// an uncounted vision tower).
+std::vector<std::string> model_caveats(const ModelSpec& m);
+// Prints model_caveats(m), one "note: ..." line each.
+void print_model_caveats(const ModelSpec& m);
 
 // Resolves --model and checks every flag; errors name the flag.
 Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f);

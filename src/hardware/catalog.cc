@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 
 #include "data/embedded.h"
 #include "data/toml_document.h"
@@ -27,10 +28,12 @@ double Gpu::peak_matmul_flops(Precision p) const {
     case Precision::bf16: return bf16_flops;
     case Precision::fp8: return fp8_flops;
     case Precision::int8: return int8_ops;
-    case Precision::int4:
-    case Precision::nf4: return peak_matmul_flops(compute_precision(p));
+    default: break;
   }
-  return 0;
+  // 4-bit floats run on the FP4 tensor cores where there are some (Blackwell); elsewhere, like the
+  // other weight-only formats, they are dequantised and multiplied in 16-bit.
+  if (is_fp4(p) && fp4_flops > 0) return fp4_flops;
+  return peak_matmul_flops(compute_precision(p));
 }
 
 double Gpu::pcie_Bps() const {
@@ -54,7 +57,7 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
                             "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
                             "fp16_acc16_tflops", "tdp_w", "interconnect", "interconnect_gbps",
                             "pcie_gen", "launch_year", "confidence", "source", "source_date",
-                            "notes"}))
+                            "notes", "nvlink_domain_gpus"}))
     return *s;
   Gpu g;
   for (auto [key, out] : {std::pair{"id", &g.id}, std::pair{"vendor", &g.vendor}, std::pair{"name", &g.name},
@@ -84,7 +87,7 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
     double scale;
     bool required;
   };
-  double memory_gb = 0, bw_gbps = 0, ic_gbps = 0, pcie = 0, year = 0;
+  double memory_gb = 0, bw_gbps = 0, ic_gbps = 0, pcie = 0, year = 0, domain = 0;
   const Num nums[] = {
       {"memory_gb", &memory_gb, 1, true},
       {"memory_bandwidth_gbps", &bw_gbps, 1, true},
@@ -101,6 +104,7 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
       {"interconnect_gbps", &ic_gbps, 1, false},
       {"pcie_gen", &pcie, 1, false},
       {"launch_year", &year, 1, false},
+      {"nvlink_domain_gpus", &domain, 1, false},
   };
   for (const auto& n : nums) {
     auto r = f.optional_number(n.key);
@@ -119,6 +123,9 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
   g.interconnect_Bps = ic_gbps * 1e9;
   g.pcie_gen = static_cast<int>(pcie);
   g.launch_year = static_cast<int>(year);
+  if (domain > 100000 || domain != std::floor(domain))
+    return make_error(f.field("nvlink_domain_gpus"), "must be a whole number of GPUs up to 100000");
+  g.nvlink_domain_gpus = static_cast<int>(domain);
   if (g.fp16_flops <= 0 && g.bf16_flops <= 0)
     return make_error(f.field("fp16_tflops"), "a GPU needs at least an fp16 or bf16 tensor rate");
   return g;

@@ -32,6 +32,8 @@ constexpr Key kKeys[] = {
     {"pcie_fraction", &Efficiency::pcie_fraction, 1, 0.01, 1.0},
     {"network_fraction", &Efficiency::network_fraction, 1, 0.01, 1.0},
     {"collective_latency_s", &Efficiency::collective_latency_s, 1, 0, 1e-1},
+    {"moe_load_imbalance", &Efficiency::moe_load_imbalance, 1, 1, 16},
+    {"alltoall_fraction", &Efficiency::alltoall_fraction, 1, 0.01, 1.0},
 };
 
 Status check_section(const toml::table& t, const std::string& where) {

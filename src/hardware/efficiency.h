@@ -31,6 +31,12 @@ struct Efficiency {
   double pcie_fraction = 0.7;
   double network_fraction = 0.9;
   double collective_latency_s = 2e-5;
+  // Mixture of experts with dropless routing: tokens the busiest expert-parallel rank receives,
+  // relative to a balanced share (1 = balanced). Sets expert compute and buffers on that rank.
+  double moe_load_imbalance = 1.0;
+  // All-to-all (expert dispatch and combine) bus bandwidth, as a share of the link's collective
+  // bus bandwidth.
+  double alltoall_fraction = 1.0;
   // (GFLOP, relative efficiency) points, ascending in GFLOP.
   std::vector<std::pair<double, double>> matmul_size_curve;
 

@@ -30,6 +30,7 @@ struct Gpu {
   std::string interconnect;     // "NVLink 4", "none"
   double interconnect_Bps = 0;  // bidirectional per GPU; 0 = none (PCIe only)
   int pcie_gen = 0;
+  int nvlink_domain_gpus = 0;   // GPUs one NVLink domain joins (72 in a GB200 NVL72 rack); 0 = the node
   int launch_year = 0;
   std::string confidence, source, source_date, notes;
 

@@ -18,12 +18,47 @@ double ceil_div(double a, double b) { return std::ceil(a / b); }
 // MoE and dropout-free models). Their dense GPT layer comes out as sbh(34 + 5as/h) with 16-bit
 // activations, sbh(10 + 24/t + 5as/(ht)) under tensor parallelism, and 34sbh/t with sequence
 // parallelism and selective recompute.
+// Elements per token an MoE layer saves beyond its input: each routed copy of the token (top-k of
+// them, times the capacity factor or the busiest rank's load imbalance) with its expert's
+// intermediate tensors, the shared experts', and the router logits (Korthikanti's MLP terms per
+// expert, as llm-analysis counts them for MoE).
+double moe_layer_activations(const ModelSpec& m, const Workload& w, const Efficiency& eff) {
+  const ExpertLayout xl = expert_layout(w.par);
+  const double per_glu = m.traits.glu ? 4.0 : 2.0;
+  const double load = w.moe_capacity_factor > 0 ? w.moe_capacity_factor : eff.moe_load_imbalance;
+  const double routed = m.experts_per_token * load * (per_glu * m.expert_width() + m.hidden) / xl.etp;
+  const double shared = m.shared_experts * per_glu * m.shared_width() / w.par.tp;
+  return routed + shared + static_cast<double>(m.experts) / w.par.tp;
+}
+
+// Routed experts' weights: spread over the expert-parallel layout rather than only the TP group,
+// stored in the weight format (a checkpoint that quantises only its experts, as gpt-oss's MXFP4
+// does, keeps the other linears in 16-bit), and sharded by ZeRO over the experts' own replicas.
+struct ExpertWeights {
+  double layer_params = 0;          // routed-expert parameters in the average layer
+  double layer_params_per_gpu = 0;  // of those, on one GPU
+  double bytes = 0;                 // per expert parameter
+  double dense_linear_bytes = 0;    // per parameter of the other block linears
+  double zero_replicas = 1;         // the data-parallel group ZeRO shards the experts over
+};
+
+ExpertWeights expert_weights(const ModelSpec& m, const ParameterCounts& pc, const Workload& w, double lb, double ob) {
+  ExpertWeights x;
+  const ExpertLayout xl = expert_layout(w.par);
+  x.layer_params = static_cast<double>(pc.routed_experts) / m.layers;
+  x.layer_params_per_gpu = x.layer_params / static_cast<double>(xl.shards());
+  x.bytes = lb;
+  x.dense_linear_bytes = m.quant_experts_only && is_weight_only(w.precision) && !is_gguf_mix(w.precision) ? ob : lb;
+  x.zero_replicas = static_cast<double>(xl.replicas);
+  return x;
+}
+
 struct LayerActivations {
   double stored;  // kept from forward to backward
   double core;    // attention scores (softmax, dropout): the part selective recompute drops
 };
 
-LayerActivations layer_activations(const ModelSpec& m, const Workload& w, bool flash) {
+LayerActivations layer_activations(const ModelSpec& m, const Workload& w, bool flash, const Efficiency& eff) {
   const double t = static_cast<double>(w.par.tp);
   const bool sp = w.par.sequence_parallel && w.par.tp > 1;
   const double rep = sp ? 1.0 / t : 1.0;  // tensors replicated across TP ranks unless SP splits them
@@ -36,14 +71,12 @@ LayerActivations layer_activations(const ModelSpec& m, const Workload& w, bool f
                 + (qd + kvd) / t        // Q and K for QK^T
                 + kvd / t               // V
                 + qd / t;               // output projection input
+  if (m.is_mla()) attn += (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_dim) / t;  // the latents, saved
   const double mlp_per_expert = (m.traits.glu ? 4.0 : 2.0) * f / t;  // GLU: gate, act, up, product
   double mlp = h * rep + h * rep;  // norm input, first projection input
-  if (m.is_moe()) {
-    mlp += m.experts_per_token * (mlp_per_expert + h / t);  // routed copies of the input
-    mlp += m.experts / t;                                   // router logits
-  } else {
-    mlp += mlp_per_expert;
-  }
+  // MoE layers average in with the dense ones (DeepSeek's first layers, Llama 4's interleaving).
+  const double sparse = m.is_moe() ? static_cast<double>(m.moe_layers) / m.layers : 0.0;
+  mlp += (1 - sparse) * mlp_per_expert + sparse * moe_layer_activations(m, w, eff);
   const double extra_norms = (m.traits.norms_per_layer - 2) * h * rep;
   double bytes = (attn + mlp + extra_norms) * B;
   if (m.traits.dropout) bytes += 2 * h * rep;  // two 1-byte dropout masks
@@ -97,12 +130,13 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   if (w.task == Task::qlora) linear_p = Precision::nf4, other_p = Precision::bf16;
   if (w.precision == Precision::tf32) linear_p = other_p = Precision::fp32;
   if (w.precision == Precision::fp8 && w.training()) linear_p = other_p = Precision::bf16;  // fp8 casts on the fly
-  if (w.task == Task::infer && bytes_per_value(w.precision) < 2) other_p = Precision::bf16;
+  if (w.task == Task::infer && bytes_per_value(w.precision) < 2 && !is_gguf_mix(w.precision)) other_p = Precision::bf16;
   const double lb = bytes_per_value(linear_p), ob = bytes_per_value(other_p);
-  const double layer_linear = static_cast<double>(pc.linear) / L;
-  const double layer_other = static_cast<double>(pc.per_layer()) - layer_linear;
-  const double layer_bytes = (layer_linear * lb + layer_other * ob) / t;
-  const double layer_params = static_cast<double>(pc.per_layer()) / t;
+  const ExpertWeights xw = expert_weights(m, pc, w, lb, ob);
+  const double layer_linear = static_cast<double>(pc.linear - pc.expert_linear) / L;
+  const double layer_other = static_cast<double>(pc.per_layer()) - layer_linear - xw.layer_params;
+  const double layer_bytes = (layer_linear * xw.dense_linear_bytes + layer_other * ob) / t + xw.layer_params_per_gpu * xw.bytes;
+  const double layer_params = (static_cast<double>(pc.per_layer()) - xw.layer_params) / t + xw.layer_params_per_gpu;
   const double emb_params = static_cast<double>(pc.embedding) / t;
   // With pipeline stages a tied LM head is a second copy on the last stage (Megatron does so).
   const double head_params =
@@ -119,8 +153,11 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   std::string split = w.par.tp > 1 || w.par.pp > 1
       ? fmt::format(" on the busiest of {} pipeline stages, / tp {}", w.par.pp, w.par.tp) : "";
   const bool shard_params = w.par.zero >= 3 && w.par.dp > 1;
+  // ZeRO shards routed experts over their own replicas (the expert data-parallel group), the rest over dp.
+  const double stage_expert = stage_layers * xw.layer_params_per_gpu;
+  auto zero_share = [&](double all, double experts) { return (all - experts) / dp + experts / xw.zero_replicas; };
   if (shard_params) {
-    add("weights", "parameters (ZeRO-3/FSDP shard)", gpu_weight_bytes / dp,
+    add("weights", "parameters (ZeRO-3/FSDP shard)", zero_share(gpu_weight_bytes, stage_expert * xw.bytes),
         fmt::format("{} params x {:.3g} B{} / dp {}", format_count(gpu_params), gpu_weight_bytes / gpu_params, split, w.par.dp));
     // The layer being computed and the one prefetched are gathered in full (FSDP prefetch).
     e.fsdp_working_set = 2 * layer_bytes;
@@ -150,7 +187,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     }
     e.trainable_parameters = static_cast<int64_t>(peft ? m.lora_parameters(w.lora_rank) : pc.total());
     const double grad_div = w.par.zero >= 2 ? zero_dp : 1;
-    add("gradients", "gradients", trainable * grad_b / grad_div,
+    const double expert_trainable = peft ? 0 : stage_expert;
+    add("gradients", "gradients", (grad_div > 1 ? zero_share(trainable, expert_trainable) : trainable) * grad_b,
         fmt::format("{} trainable x {} B{}", format_count(trainable), grad_b,
                     grad_div > 1 ? fmt::format(" / dp {} (ZeRO-2+)", w.par.dp) : ""));
     double state_b = 0;
@@ -164,7 +202,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
       case Optimizer::lion: state_b = 4, state_name = "Lion momentum (fp32)"; break;
     }
     const double opt_div = w.par.zero >= 1 ? zero_dp : 1;
-    const double opt_bytes = trainable * (state_b + master_b) / opt_div;
+    const double opt_params = opt_div > 1 ? zero_share(trainable, expert_trainable) : trainable;
+    const double opt_bytes = opt_params * (state_b + master_b);
     const std::string why = fmt::format("{} trainable x ({} B states + {} B fp32 master){}",
                                         format_count(trainable), state_b, master_b,
                                         opt_div > 1 ? fmt::format(" / dp {} (ZeRO-1+)", w.par.dp) : "");
@@ -172,8 +211,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
       e.cpu_offload = opt_bytes;
       e.terms.push_back({"optimizer", std::string(state_name) + " (offloaded to CPU)", 0, why});
     } else {
-      add("optimizer", state_name, trainable * state_b / opt_div, why);
-      add("optimizer", "fp32 master weights", trainable * master_b / opt_div, "mixed precision keeps an fp32 copy");
+      add("optimizer", state_name, opt_params * state_b, why);
+      add("optimizer", "fp32 master weights", opt_params * master_b, "mixed precision keeps an fp32 copy");
     }
   }
 
@@ -181,7 +220,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   const double B = bytes_per_value(w.activation_precision());
   const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch);
   if (w.training()) {
-    const LayerActivations la = layer_activations(m, w, w.flash_attention);
+    const LayerActivations la = layer_activations(m, w, w.flash_attention, eff);
     const bool sp = w.par.sequence_parallel && w.par.tp > 1;
     double per_layer = 0;
     std::string how;
@@ -227,8 +266,12 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     // Inference: only one layer's transient tensors live at once, for the tokens of one forward.
     // Serving engines cap the tokens batched into a forward (vLLM's max_num_batched_tokens, 8,192
     // by default with chunked prefill), so many long sequences do not all prefill at once.
+    // An MoE layer's MLP width per token is its top-k experts' plus the shared experts'.
+    const double moe_width = m.is_moe() ? static_cast<double>(m.experts_per_token * m.expert_width() +
+                                                              m.shared_experts * m.shared_width()) : 0.0;
+    const double mlp_width = std::max(m.dense_layers() > 0 ? static_cast<double>(m.intermediate) : 0.0, moe_width);
     const double per_token = (4.0 * m.hidden + m.q_dim() + 2.0 * m.kv_dim() +
-                              (m.traits.glu ? 3.0 : 2.0) * m.intermediate) / t * B;
+                              (m.traits.glu ? 3.0 : 2.0) * mlp_width) / t * B;
     const double batched = std::min(tokens, std::max<double>(static_cast<double>(w.seq), 8192));
     add("activations", "prefill working set (one layer)", per_token * batched,
         fmt::format("{:.0f} tokens per forward x (4h + q + 2kv + MLP width) / tp", batched));
@@ -244,17 +287,24 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   if (w.task == Task::infer && !m.traits.encoder) {
     const double kv_heads_gpu = std::max<double>(1, std::floor(static_cast<double>(m.kv_heads) / t));
     const double kvb = bytes_per_value(w.kv());
-    const double per_token_layer = 2.0 * kv_heads_gpu * m.head_dim * kvb;  // K and V
+    // K and V per head; with latent attention one shared latent and RoPE key, whole on every TP
+    // rank (vLLM's MLA backends replicate it; DeepSeek-V2 section 2.1.2).
+    const double per_token_layer = m.is_mla() ? static_cast<double>(m.kv_lora_rank + m.qk_rope_dim) * kvb
+                                              : 2.0 * kv_heads_gpu * m.head_dim * kvb;
     const double window_layers = static_cast<double>(m.sliding_layers) / L * stage_layers;
     const double full_layers = stage_layers - window_layers;
     const double s = static_cast<double>(w.seq);
     const double windowed = m.sliding_window > 0 ? std::min<double>(s, m.sliding_window) : s;
     const double bytes = static_cast<double>(w.micro_batch) * per_token_layer *
                          (full_layers * s + window_layers * windowed);
+    const std::string window = m.sliding_window > 0
+        ? fmt::format(" ({} layers capped at a {}-token {})", window_layers, m.sliding_window, m.chunked_window ? "chunk" : "window")
+        : "";
     add("kv_cache", "KV cache", bytes,
-        fmt::format("2 x {} layers x {} KV heads x {} head_dim x {} B x {} tokens x {} sequences{}",
-                    stage_layers, kv_heads_gpu, m.head_dim, kvb, w.seq, w.micro_batch,
-                    m.sliding_window > 0 ? fmt::format(" ({} layers capped at a {}-token window)", window_layers, m.sliding_window) : ""));
+        m.is_mla() ? fmt::format("{} layers x ({} latent + {} RoPE key) x {} B x {} tokens x {} sequences (MLA){}",
+                                 stage_layers, m.kv_lora_rank, m.qk_rope_dim, kvb, w.seq, w.micro_batch, window)
+                   : fmt::format("2 x {} layers x {} KV heads x {} head_dim x {} B x {} tokens x {} sequences{}",
+                                 stage_layers, kv_heads_gpu, m.head_dim, kvb, w.seq, w.micro_batch, window));
   }
 
   // ---- Overhead --------------------------------------------------------------------------------

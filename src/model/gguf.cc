@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <set>
 
 #include "util/text_file.h"
 
@@ -180,7 +181,47 @@ Result<GgufHeader> read_gguf_file(const std::string& path) {
   return h;
 }
 
-Result<ModelSpec> model_from_gguf(const GgufHeader& h, const std::string& origin) {
+namespace {
+
+// llama.cpp's architecture names (llama-arch.cpp) and the Hugging Face families they come from.
+const char* family_of_gguf_arch(const std::string& arch, bool experts) {
+  struct A {
+    const char* gguf;
+    const char* family;
+  };
+  static const A table[] = {
+      {"llama", "llama"},     {"mistral", "mistral"}, {"qwen2", "qwen2"},       {"qwen2moe", "qwen2_moe"},
+      {"qwen3", "qwen3"},     {"qwen3moe", "qwen3_moe"}, {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"},
+      {"llama4", "llama4_text"}, {"phimoe", "phimoe"}, {"olmoe", "olmoe"},       {"olmo2", "olmo2"},
+      {"gemma", "gemma"},     {"gemma2", "gemma2"},   {"gemma3", "gemma3_text"}, {"phi3", "phi3"},
+      {"gpt2", "gpt2"},       {"bert", "bert"},       {"mpt", "mpt"},           {"starcoder", "gpt_bigcode"},
+  };
+  if (arch == "llama" && experts) return "mixtral";  // llama.cpp stores Mixtral as llama with experts
+  for (const A& a : table)
+    if (arch == a.gguf) return a.family;
+  return nullptr;
+}
+
+// `{arch}.` keys that describe structure; the reader interprets these and refuses the others that
+// name experts, latent attention, state-space or recurrent layers.
+bool gguf_key_understood(const std::string& suffix) {
+  static const std::set<std::string> known = {
+      "expert_count", "expert_used_count", "expert_shared_count", "expert_feed_forward_length",
+      "expert_shared_feed_forward_length", "leading_dense_block_count", "expert_weights_scale",
+      "expert_weights_norm", "expert_gating_func", "expert_group_count", "expert_group_used_count", "interleave_moe_layer_step",
+      "attention.q_lora_rank", "attention.kv_lora_rank", "attention.key_length_mla",
+      "attention.value_length_mla", "nextn_predict_layers"};
+  if (known.count(suffix)) return true;
+  static const char* markers[] = {"expert", "moe", "lora_rank", "ssm", "wkv", "nextn", "shortconv",
+                                  "attention_interval", "time_mix", "token_shift"};
+  for (const char* mk : markers)
+    if (suffix.find(mk) != std::string::npos) return false;
+  return true;
+}
+
+}  // namespace
+
+Result<ModelSpec> model_from_gguf(const GgufHeader& h, const std::string& origin, const ReadOptions& options) {
   auto get_str = [&](const std::string& k) -> std::string {
     auto it = h.metadata.find(k);
     if (it == h.metadata.end()) return "";
@@ -199,22 +240,70 @@ Result<ModelSpec> model_from_gguf(const GgufHeader& h, const std::string& origin
   ModelSpec m;
   m.id = origin;
   m.source = origin;
-  m.family = arch;
   m.name = get_str("general.name").empty() ? arch : get_str("general.name");
-  auto traits = family_traits(arch);
-  m.traits = traits ? *traits : *family_traits("llama");
-  m.layers = get_int(arch + ".block_count");
-  m.hidden = get_int(arch + ".embedding_length");
-  m.intermediate = get_int(arch + ".feed_forward_length");
-  m.heads = get_int(arch + ".attention.head_count");
-  m.kv_heads = get_int(arch + ".attention.head_count_kv");
-  m.head_dim = get_int(arch + ".attention.key_length");
-  m.max_position = get_int(arch + ".context_length");
-  m.experts = get_int(arch + ".expert_count");
-  m.experts_per_token = get_int(arch + ".expert_used_count");
-  m.sliding_window = get_int(arch + ".attention.sliding_window");
-  if (m.sliding_window > 0) m.sliding_layers = arch == "gemma2" ? m.layers / 2 : m.layers;
-  m.vocab = get_int(arch + ".vocab_size");
+  const std::string p = arch + ".";
+  const char* family = family_of_gguf_arch(arch, get_int(p + "expert_count") > 0);
+  std::vector<std::string> odd;
+  for (const auto& [key, value] : h.metadata)
+    if (key.rfind(p, 0) == 0 && !gguf_key_understood(key.substr(p.size()))) odd.push_back(key);
+  if (!family && !options.assume_dense)
+    return make_error(origin + ": general.architecture",
+                      "unknown architecture '" + arch + "'; --assume-dense reads it as a dense Llama-style decoder");
+  if (!odd.empty() && !options.assume_dense) {
+    std::string keys;
+    for (const auto& k : odd) keys += (keys.empty() ? "" : ", ") + k;
+    return make_error(origin + ": " + keys, "not understood for architecture '" + arch +
+                                                "' (recurrent, state-space or expert keys); --assume-dense ignores them");
+  }
+  const bool dense_override = !family || !odd.empty();
+  m.family = family ? family : arch;
+  m.traits = family ? *family_traits(family) : *family_traits("llama");
+  if (dense_override) {
+    m.assumed_dense = true;
+    m.notes.push_back("--assume-dense: GGUF architecture '" + arch + "' read as a dense Llama-style decoder");
+  }
+  m.layers = get_int(p + "block_count");
+  m.hidden = get_int(p + "embedding_length");
+  m.intermediate = get_int(p + "feed_forward_length");
+  m.heads = get_int(p + "attention.head_count");
+  m.kv_heads = get_int(p + "attention.head_count_kv");
+  m.head_dim = get_int(p + "attention.key_length");
+  m.max_position = get_int(p + "context_length");
+  m.sliding_window = get_int(p + "attention.sliding_window");
+  if (m.sliding_window > 0) m.sliding_layers = arch == "gemma2" || arch == "gpt-oss" ? m.layers / 2 : m.layers;
+  if (arch == "gemma3" && m.sliding_window > 0) m.sliding_layers = m.layers - m.layers / 6;  // Gemma 3: 5 local : 1 global
+  if (!dense_override && get_int(p + "expert_count") > 0) {
+    m.experts = get_int(p + "expert_count");
+    m.experts_per_token = get_int(p + "expert_used_count");
+    m.expert_intermediate = get_int(p + "expert_feed_forward_length");
+    m.shared_experts = get_int(p + "expert_shared_count");
+    if (const int64_t sw = get_int(p + "expert_shared_feed_forward_length"); sw > 0) {
+      m.shared_experts = std::max<int64_t>(1, m.shared_experts), m.shared_intermediate = sw;
+      m.shared_expert_gate = arch == "qwen2moe";
+    }
+    const int64_t lead = get_int(p + "leading_dense_block_count");
+    const int64_t step = std::max<int64_t>(1, get_int(p + "interleave_moe_layer_step"));
+    m.moe_layers = 0;
+    for (int64_t i = lead; i < m.layers; ++i) m.moe_layers += (i + 1) % step == 0;
+    if (arch == "llama4") m.shared_experts = 1;
+    m.expert_bias = arch == "gpt-oss";
+  }
+  if (!dense_override && get_int(p + "attention.kv_lora_rank") > 0) {
+    m.q_lora_rank = get_int(p + "attention.q_lora_rank");
+    m.kv_lora_rank = get_int(p + "attention.kv_lora_rank");
+    m.qk_rope_dim = get_int(p + "rope.dimension_count");
+    // Newer conversions store the absorbed (latent) key length and keep the per-head one as *_mla.
+    const int64_t key = get_int(p + "attention.key_length_mla") > 0 ? get_int(p + "attention.key_length_mla") : m.head_dim;
+    const int64_t value = get_int(p + "attention.value_length_mla") > 0 ? get_int(p + "attention.value_length_mla")
+                                                                        : get_int(p + "attention.value_length");
+    m.qk_nope_dim = key - m.qk_rope_dim;
+    m.v_head_dim = value;
+    m.head_dim = key;
+    m.kv_heads = m.heads;
+    m.mtp_layers = get_int(p + "nextn_predict_layers");
+  }
+  m.attention_sinks = arch == "gpt-oss";
+  m.vocab = get_int(p + "vocab_size");
   bool has_output = false;
   for (const auto& t : h.tensors.tensors) {
     if (t.name == "token_embd.weight" && t.shape.size() == 2 && m.vocab == 0) m.vocab = t.shape[1];
@@ -226,9 +315,11 @@ Result<ModelSpec> model_from_gguf(const GgufHeader& h, const std::string& origin
   m.tensor_bytes = h.tensors.bytes;
   m.tensor_dtype = h.tensors.dominant_dtype;
   const char* missing = m.layers == 0 ? ".block_count" : m.hidden == 0 ? ".embedding_length"
-                       : m.heads == 0 ? ".attention.head_count" : m.intermediate == 0 ? ".feed_forward_length"
+                       : m.heads == 0 ? ".attention.head_count"
+                       : m.intermediate == 0 && m.expert_intermediate == 0 ? ".feed_forward_length"
                        : m.vocab == 0 ? ".vocab_size" : nullptr;
   if (missing) return make_error(origin + ": " + arch + missing, "is missing");
+  if (m.intermediate == 0) m.intermediate = m.expert_intermediate;
   if (auto s = m.validate()) return make_error(origin + ": " + s->field, s->message);
   return m;
 }

@@ -27,7 +27,10 @@ struct GgufHeader {
 Result<GgufHeader> parse_gguf_header(std::string_view prefix, uint64_t file_size, const std::string& origin);
 Result<GgufHeader> read_gguf_file(const std::string& path);
 
-// Builds the architecture from `{arch}.*` keys and the tensor shapes.
-Result<ModelSpec> model_from_gguf(const GgufHeader& h, const std::string& origin);
+// Builds the architecture from `{arch}.*` keys (including llama.cpp's expert_count,
+// expert_used_count, expert_shared_count, expert_feed_forward_length, leading_dense_block_count,
+// attention.kv_lora_rank, ...) and the tensor shapes. An unknown architecture, or recurrent or
+// state-space keys, is refused unless `options.assume_dense`.
+Result<ModelSpec> model_from_gguf(const GgufHeader& h, const std::string& origin, const ReadOptions& options = {});
 
 }  // namespace gpuplan

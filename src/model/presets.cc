@@ -15,7 +15,13 @@ Result<ModelSpec> model_from_table(const toml::table& t, const std::string& wher
                             "kv_heads", "head_dim", "vocab", "max_position", "type_vocab",
                             "tied_embeddings", "experts", "experts_per_token", "sliding_window",
                             "sliding_layers", "source", "published_parameters",
-                            "parameters_source"}))
+                            "parameters_source", "moe_layers", "expert_intermediate", "shared_experts",
+                            "shared_intermediate", "shared_expert_gate", "expert_bias",
+                            "router_score_bias", "quant_experts_only", "q_lora_rank", "kv_lora_rank",
+                            "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "attention_sinks",
+                            "mtp_layers", "attention_bias", "chunked_window",
+                            "published_active_parameters", "active_excludes_input_embedding", "notes",
+                            "published_scope", "published_active_truncated"}))
     return *s;
   ModelSpec m;
   for (auto [key, out] : {std::pair{"id", &m.id}, std::pair{"name", &m.name},
@@ -38,7 +44,15 @@ Result<ModelSpec> model_from_table(const toml::table& t, const std::string& wher
                        Int{"vocab", &m.vocab, true}, Int{"max_position", &m.max_position, true},
                        Int{"type_vocab", &m.type_vocab, false}, Int{"experts", &m.experts, false},
                        Int{"experts_per_token", &m.experts_per_token, false},
-                       Int{"sliding_window", &m.sliding_window, false}}) {
+                       Int{"sliding_window", &m.sliding_window, false},
+                       Int{"moe_layers", &m.moe_layers, false},
+                       Int{"expert_intermediate", &m.expert_intermediate, false},
+                       Int{"shared_experts", &m.shared_experts, false},
+                       Int{"shared_intermediate", &m.shared_intermediate, false},
+                       Int{"q_lora_rank", &m.q_lora_rank, false}, Int{"kv_lora_rank", &m.kv_lora_rank, false},
+                       Int{"qk_rope_head_dim", &m.qk_rope_dim, false},
+                       Int{"qk_nope_head_dim", &m.qk_nope_dim, false}, Int{"v_head_dim", &m.v_head_dim, false},
+                       Int{"mtp_layers", &m.mtp_layers, false}}) {
     auto r = f.optional_integer(i.key);
     if (!r) return r.error();
     if (!*r && i.required) return make_error(f.field(i.key), "is required");
@@ -47,17 +61,54 @@ Result<ModelSpec> model_from_table(const toml::table& t, const std::string& wher
   auto tied = f.optional_boolean("tied_embeddings");
   if (!tied) return tied.error();
   m.tied_embeddings = tied->value_or(m.traits.tied_default);
-  auto sl = f.optional_string("sliding_layers");
-  if (!sl) return sl.error();
+  struct Flag {
+    const char* key;
+    bool* out;
+  };
+  bool attention_bias = false, chunked = false;
+  for (const Flag& b : {Flag{"shared_expert_gate", &m.shared_expert_gate}, Flag{"expert_bias", &m.expert_bias},
+                        Flag{"router_score_bias", &m.router_score_bias},
+                        Flag{"quant_experts_only", &m.quant_experts_only},
+                        Flag{"attention_sinks", &m.attention_sinks}, Flag{"attention_bias", &attention_bias},
+                        Flag{"chunked_window", &chunked}}) {
+    auto r = f.optional_boolean(b.key);
+    if (!r) return r.error();
+    if (*r) *b.out = **r;
+  }
+  if (attention_bias) m.traits.qkv_bias = m.traits.attn_out_bias = true;
+  m.chunked_window = chunked;
   if (m.sliding_window > 0) {
-    const std::string mode = sl->value_or("all");
-    if (mode == "all") m.sliding_layers = m.layers;
-    else if (mode == "alternate") m.sliding_layers = m.layers / 2;
-    else return make_error(f.field("sliding_layers"), "must be \"all\" or \"alternate\"");
+    // "all", "alternate", or how many layers use the window.
+    const toml::node* sl = t.get("sliding_layers");
+    if (!sl || (sl->is_string() && sl->value<std::string>() == "all")) m.sliding_layers = m.layers;
+    else if (sl->is_string() && sl->value<std::string>() == "alternate") m.sliding_layers = m.layers / 2;
+    else if (sl->is_integer() && sl->value<int64_t>().value_or(-1) >= 0) m.sliding_layers = *sl->value<int64_t>();
+    else return make_error(f.field("sliding_layers"), "must be \"all\", \"alternate\" or a layer count");
+  }
+  if (m.kv_lora_rank > 0) m.kv_heads = m.heads;
+  auto active = f.optional_integer("published_active_parameters");
+  if (!active) return active.error();
+  if (*active) m.published_active_parameters = **active;
+  auto excl = f.optional_boolean("active_excludes_input_embedding");
+  if (!excl) return excl.error();
+  m.active_excludes_input_embedding = excl->value_or(false);
+  auto trunc = f.optional_boolean("published_active_truncated");
+  if (!trunc) return trunc.error();
+  m.published_active_truncated = trunc->value_or(false);
+  if (const toml::array* notes = t.get_as<toml::array>("notes")) {
+    for (const auto& n : *notes) {
+      if (!n.is_string()) return make_error(f.field("notes"), "must be strings");
+      m.notes.push_back(*n.value<std::string>());
+    }
+  } else if (t.contains("notes")) {
+    return make_error(f.field("notes"), "must be an array of strings");
   }
   auto pub = f.optional_integer("published_parameters");
   if (!pub) return pub.error();
   if (*pub) m.published_parameters = **pub;
+  auto scope = f.optional_string("published_scope");
+  if (!scope) return scope.error();
+  m.published_scope = scope->value_or("");
   auto ps = f.optional_string("parameters_source");
   if (!ps) return ps.error();
   m.parameters_source = ps->value_or("");

@@ -1,5 +1,6 @@
 #include "model/resolve.h"
 
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -17,23 +18,57 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Result<ModelSpec> from_config(const fs::path& config) {
+Result<ModelSpec> from_config(const fs::path& config, const ReadOptions& options) {
   auto text = read_text_file(config.string(), "config");
   if (!text) return text.error();
-  return parse_hf_config(*text, config.string());
+  return parse_hf_config(*text, config.string(), options);
 }
 
-// Adds exact counts from the safetensors headers to `m`.
+// The layer index in "model.layers.<i>." (or "model.language_model.layers.<i>."), or -1.
+int64_t layer_index(const std::string& name) {
+  const auto at = name.find("layers.");
+  if (at == std::string::npos) return -1;
+  int64_t i = 0;
+  size_t k = at + 7;
+  if (k >= name.size() || !std::isdigit(static_cast<unsigned char>(name[k]))) return -1;
+  for (; k < name.size() && std::isdigit(static_cast<unsigned char>(name[k])) && i < (1 << 20); ++k)
+    i = i * 10 + (name[k] - '0');
+  return i;
+}
+
+// Weights a tensor holds: MXFP4 checkpoints (gpt-oss) pack two 4-bit values per U8 in *_blocks and
+// keep one U8 exponent per 32 values in *_scales, which are not parameters.
+int64_t weights_in(const TensorInfo& t) {
+  auto ends_with = [&](const char* s) {
+    const std::string suffix(s);
+    return t.name.size() >= suffix.size() && t.name.compare(t.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (t.dtype == "U8" && ends_with("_blocks")) return 2 * t.elements;
+  if (t.dtype == "U8" && ends_with("_scales")) return 0;
+  return t.elements;
+}
+
+// Adds exact counts from the safetensors headers to `m`. Tensors of layers beyond the model's
+// (DeepSeek-V3's multi-token prediction module is layer 61 of 61) and vision towers are not
+// the language model's and are left out.
 Status add_tensor_headers(ModelSpec& m, const std::vector<fs::path>& files) {
   TensorInventory all;
+  int64_t parameters = 0;
+  double bytes = 0;
   for (const auto& f : files) {
     auto inv = read_safetensors_file(f.string());
     if (!inv) return inv.error();
-    for (auto& t : inv->tensors) all.add(std::move(t));
+    for (auto& t : inv->tensors) {
+      const bool extra_layer = layer_index(t.name) >= m.layers;
+      const bool tower = t.name.find("vision") != std::string::npos || t.name.find("audio") != std::string::npos ||
+                         t.name.find("multi_modal_projector") != std::string::npos;
+      if (!extra_layer && !tower) parameters += weights_in(t), bytes += t.bytes;
+      all.add(std::move(t));
+    }
   }
   if (all.tensors.empty()) return std::nullopt;
-  m.tensor_parameters = all.parameters;
-  m.tensor_bytes = all.bytes;
+  m.tensor_parameters = parameters;
+  m.tensor_bytes = bytes;
   m.tensor_dtype = all.dominant_dtype;
   return std::nullopt;
 }
@@ -71,7 +106,7 @@ Result<std::vector<fs::path>> safetensors_in(const fs::path& dir) {
 
 }  // namespace
 
-Result<ModelSpec> resolve_model(const std::string& arg) {
+Result<ModelSpec> resolve_model(const std::string& arg, const ReadOptions& options) {
   if (arg.empty()) return make_error("--model", "is empty");
   const Presets& presets = Presets::builtin();
   auto preset = presets.find(arg);
@@ -82,7 +117,7 @@ Result<ModelSpec> resolve_model(const std::string& arg) {
   if (fs::is_directory(p, ec)) {
     const fs::path config = p / "config.json";
     if (!fs::exists(config, ec)) return make_error(arg, "model directory has no config.json");
-    auto m = from_config(config);
+    auto m = from_config(config, options);
     if (!m) return m;
     auto files = safetensors_in(p);
     if (!files) return files.error();
@@ -94,19 +129,19 @@ Result<ModelSpec> resolve_model(const std::string& arg) {
   if (ext == ".gguf") {
     auto h = read_gguf_file(arg);
     if (!h) return h.error();
-    return model_from_gguf(*h, arg);
+    return model_from_gguf(*h, arg, options);
   }
   if (ext == ".safetensors") {
     const fs::path config = p.parent_path().empty() ? fs::path("config.json") : p.parent_path() / "config.json";
     if (!fs::exists(config, ec))
       return make_error(arg, "a .safetensors file needs the model's config.json beside it for the architecture");
-    auto m = from_config(config);
+    auto m = from_config(config, options);
     if (!m) return m;
     if (auto s = add_tensor_headers(*m, {p})) return *s;
     m->id = arg;
     return m;
   }
-  return from_config(p);
+  return from_config(p, options);
 }
 
 }  // namespace gpuplan

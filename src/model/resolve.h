@@ -9,6 +9,6 @@
 
 namespace gpuplan {
 
-Result<ModelSpec> resolve_model(const std::string& arg);
+Result<ModelSpec> resolve_model(const std::string& arg, const ReadOptions& options = {});
 
 }  // namespace gpuplan

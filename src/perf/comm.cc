@@ -6,6 +6,7 @@ namespace gpuplan {
 
 Cluster default_cluster(const Gpu& gpu) {
   Cluster c;
+  if (gpu.nvlink_domain_gpus > 0) c.gpus_per_node = gpu.nvlink_domain_gpus;
   if (gpu.tier != Tier::datacenter || !gpu.has_nvlink()) {
     if (gpu.tier != Tier::datacenter) {
       c.gpus_per_node = 4;
@@ -35,9 +36,31 @@ double collective_time(Collective kind, double bytes, int64_t ranks, const Link&
     case Collective::reduce_scatter:
     case Collective::all_gather: factor = (n - 1) / n; break;
     case Collective::p2p: factor = 1; break;
+    case Collective::all_to_all: factor = (n - 1) / n; break;
   }
   // Calculon's network model: one latency per collective plus the bus-bandwidth term.
   return link.latency_s + bytes * factor / link.busbw_Bps;
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+double all_to_all_time(double bytes, int64_t ranks, int64_t stride, const Gpu& gpu, const Efficiency& eff,
+                       const Cluster& c) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const double n = static_cast<double>(ranks);
+  const Link link = group_link(gpu, eff, c, ranks, stride);
+  if (link.name != "network") {
+    return link.latency_s + bytes * (n - 1) / n / (link.busbw_Bps * eff.alltoall_fraction);
+  }
+  // Members per scale-up domain, and the share of each rank's bytes bound elsewhere.
+  const double local = std::max(1.0, std::min(n, static_cast<double>(c.gpus_per_node) / std::max<int64_t>(1, stride)));
+  const double remote_share = (n - local) / n;
+  const Link inner = group_link(gpu, eff, c, static_cast<int64_t>(local), stride);
+  const double over_network = bytes * remote_share / (link.busbw_Bps * eff.alltoall_fraction);
+  const double over_nvlink = local > 1 ? bytes * (local - 1) / n / (inner.busbw_Bps * eff.alltoall_fraction) : 0;
+  return link.latency_s + std::max(over_network, over_nvlink);
 }
 
 }  // namespace gpuplan

@@ -12,15 +12,16 @@
 namespace gpuplan {
 
 struct Cluster {
-  int64_t gpus_per_node = 8;
+  int64_t gpus_per_node = 8;  // GPUs that share the scale-up link (NVLink domain): 72 for GB200 NVL72
   double network_Bps = 400e9 / 8;  // per GPU, one direction: 400 Gb/s InfiniBand NIC per GPU
 };
 
-// Default cluster for a GPU: 8 GPUs a node and a 400 Gb/s NIC per GPU for datacenter parts; for
-// workstation and consumer cards, 4 a box and 25 Gb/s Ethernet between boxes.
+// Default cluster for a GPU: 8 GPUs a node and a 400 Gb/s NIC per GPU for datacenter parts (or the
+// part's NVLink domain, 72 GPUs for GB200/GB300 NVL72); for workstation and consumer cards, 4 a
+// box and 25 Gb/s Ethernet between boxes.
 Cluster default_cluster(const Gpu& gpu);
 
-enum class Collective { all_reduce, reduce_scatter, all_gather, p2p };
+enum class Collective { all_reduce, reduce_scatter, all_gather, p2p, all_to_all };
 
 struct Link {
   std::string name;   // "NVLink", "PCIe", "network"
@@ -34,5 +35,13 @@ Link group_link(const Gpu& gpu, const Efficiency& eff, const Cluster& c, int64_t
 
 // Seconds for one collective of `bytes` (the full buffer per rank) over `ranks` GPUs.
 double collective_time(Collective kind, double bytes, int64_t ranks, const Link& link);
+
+// Mixture-of-experts dispatch or combine: each of `ranks` GPUs (members `stride` apart) sends
+// `bytes` of token copies spread over the group. Inside one NVLink domain it runs on NVLink;
+// beyond it, the share bound for other domains leaves through the network while the rest moves
+// on NVLink at the same time, and the slower of the two sets the time (DeepEP's split of
+// intranode NVLink and internode RDMA traffic).
+double all_to_all_time(double bytes, int64_t ranks, int64_t stride, const Gpu& gpu, const Efficiency& eff,
+                       const Cluster& c);
 
 }  // namespace gpuplan

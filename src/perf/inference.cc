@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "memory/fit.h"
+#include "perf/expert_parallel.h"
 #include "perf/operations.h"
 
 namespace gpuplan {
@@ -21,8 +22,15 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   s.other_weight_bytes = bytes_per_value(p) < 2 ? 2 : bytes_per_value(p);
   s.kv_bytes = bytes_per_value(w.kv());
   s.lm_head_all_tokens = false;
+  if (m.quant_experts_only && is_weight_only(p) && !is_gguf_mix(p)) {
+    // The checkpoint's 4-bit format covers the experts only (gpt-oss): the rest stays 16-bit.
+    s.expert_weight_bytes = s.weight_bytes;
+    s.weight_bytes = s.other_weight_bytes;
+  }
+  set_expert_layout(m, w, eff, s);
   const Link link = group_link(gpu, eff, cluster, w.par.tp, 1);
   e.tp_link = link.name;
+  e.ep_link = expert_all_to_all(m, w, s, gpu, eff, cluster).link;
   const double layers = static_cast<double>(m.layers);
 
   auto forward_time = [&](const ForwardShape& shape, double* weight_s, double* kv_s, double* compute_s,
@@ -40,8 +48,10 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
     }
     for (const Op& op : head_forward_ops(m, shape, false)) total += time_op(op, gpu, eff, p).total_s() * op.calls;
     // Two all-reduces of the hidden state per layer under tensor parallelism.
-    const double comm = w.par.tp > 1
+    double comm = w.par.tp > 1
         ? 2 * layers * collective_time(Collective::all_reduce, shape.tokens * m.hidden * shape.act_bytes, w.par.tp, link) : 0;
+    // Expert parallelism sends each token's copies to its experts' ranks and back.
+    comm += layers * expert_all_to_all(m, w, shape, gpu, eff, cluster).per_layer_forward_s;
     if (comm_s) *comm_s += comm;
     return total + comm;
   };

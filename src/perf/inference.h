@@ -31,7 +31,7 @@ struct InferenceEstimate {
   // Decode step split.
   double decode_weight_read_s = 0, decode_kv_read_s = 0, decode_compute_s = 0, decode_comm_s = 0,
          decode_overhead_s = 0;
-  std::string tp_link;
+  std::string tp_link, ep_link;
 };
 
 // What serving the request costs in memory: the most concurrent sequences whose KV caches fit

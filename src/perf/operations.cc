@@ -1,6 +1,7 @@
 #include "perf/operations.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpuplan {
 
@@ -17,45 +18,116 @@ Op vec(const char* name, double elements, double bytes_per_elem, double passes) 
 
 }  // namespace
 
-std::vector<Op> block_forward_ops(const ModelSpec& m, const ForwardShape& s) {
-  const double h = m.hidden, t = s.tp, T = s.tokens;
-  const double qd = m.q_dim() / t, kvd = std::max(1.0, m.kv_heads / t) * m.head_dim, f = m.intermediate / t;
-  const double rep = s.sequence_parallel ? 1 / t : 1;  // norms and residuals split under SP
-  const double wb = s.weight_bytes, ab = s.act_bytes;
-  std::vector<Op> ops;
-  ops.push_back(vec("attention norm", T * h * rep, ab, 2));
+ExpertWork expert_work(const ModelSpec& m, const ForwardShape& s) {
+  ExpertWork w;
+  if (!m.is_moe()) return w;
+  const double E = static_cast<double>(m.experts), k = static_cast<double>(m.experts_per_token);
+  // Distinct tokens across the expert-parallel group: ranks that split tensor-parallel work share
+  // their tokens, the others bring their own.
+  const double group_tokens = std::max(1.0, s.tokens * s.ep * s.etp / s.tp);
+  const double touched_share = 1 - std::pow(1 - k / E, group_tokens);
+  w.experts_touched = E / s.ep * touched_share;
+  w.token_copies = group_tokens * k * s.moe_load / s.ep;
+  return w;
+}
+
+namespace {
+
+// Attention projections and core of one layer. Latent attention (DeepSeek) projects queries
+// through an optional q_lora bottleneck and keys/values through the kv_lora latent, whose down
+// projections every TP rank runs whole; decode works on the latent directly with the up
+// projections absorbed into the query and output (FlashMLA, vLLM's MLA backends).
+void attention_ops(const ModelSpec& m, const ForwardShape& s, double kv_len, std::vector<Op>& ops) {
+  const double h = m.hidden, t = s.tp, T = s.tokens, wb = s.weight_bytes, ab = s.act_bytes;
+  const double causal = s.causal_halving && !s.kv_cache_read ? 0.5 : 1.0;
+  if (m.is_mla()) {
+    const double heads = m.heads / t, qk = static_cast<double>(m.qk_nope_dim + m.qk_rope_dim);
+    const double lora = static_cast<double>(m.kv_lora_rank), rope = static_cast<double>(m.qk_rope_dim);
+    if (m.q_lora_rank > 0) {
+      ops.push_back(gemm("MLA query down projection", T, h, static_cast<double>(m.q_lora_rank), wb, ab));
+      ops.push_back(gemm("MLA query up projection", T, static_cast<double>(m.q_lora_rank), heads * qk, wb, ab));
+    } else {
+      ops.push_back(gemm("MLA query projection", T, h, heads * qk, wb, ab));
+    }
+    ops.push_back(gemm("MLA KV down projection (latent)", T, h, lora + rope, wb, ab));
+    if (s.kv_cache_read) {
+      ops.push_back(gemm("MLA key up projection, absorbed into queries", T, heads * m.qk_nope_dim, lora, wb, ab));
+      const double core = 2 * T * kv_len * heads * (2 * lora + rope);
+      const double cache = s.sequences * kv_len * (lora + rope) * s.kv_bytes;
+      ops.push_back({"MLA attention over the latent cache", OpKind::attention, core, T * heads * (lora + rope) * ab * 2 + cache, 1});
+      ops.push_back(gemm("MLA value up projection, absorbed", T, lora, heads * m.v_head_dim, wb, ab));
+    } else {
+      ops.push_back(gemm("MLA KV up projection", T, lora, heads * (m.qk_nope_dim + m.v_head_dim), wb, ab));
+      const double core = 2 * T * kv_len * heads * (qk + m.v_head_dim) * causal;
+      ops.push_back({"attention (fused)", OpKind::attention, core, T * heads * (2 * qk + m.v_head_dim) * ab * 2, 1});
+    }
+    ops.push_back(gemm("attention output projection", T, heads * m.v_head_dim, h, wb, ab));
+    return;
+  }
+  const double qd = m.q_dim() / t, kvd = std::max(1.0, m.kv_heads / t) * m.head_dim;
   ops.push_back(gemm("QKV projection", T, h, qd + 2 * kvd, wb, ab));
   // Rotary embeddings read and write Q and K (Vidur measures 83 us for 4,096 Llama-2-7B tokens on
   // an H100, a seventh of the QKV GEMM); models with learned positions add them once, at the input.
   if (!m.traits.learned_positions && !s.kv_cache_read) ops.push_back(vec("rotary embedding", T * (qd + kvd), ab, 2));
   // Attention core: QK^T and AV, 2 x 2 x tokens x kv_len x head_dim per head.
-  const double causal = s.causal_halving && !s.kv_cache_read ? 0.5 : 1.0;
-  const double core_flops = 4 * T * s.kv_len * qd * causal;
-  const double kv_read = s.kv_cache_read ? s.sequences * s.kv_len * 2 * kvd * s.kv_bytes : 2 * T * kvd * ab;
+  const double core_flops = 4 * T * kv_len * qd * causal;
+  const double kv_read = s.kv_cache_read ? s.sequences * kv_len * 2 * kvd * s.kv_bytes : 2 * T * kvd * ab;
   if (s.flash || s.kv_cache_read) {
     ops.push_back({"attention (fused)", OpKind::attention, core_flops, T * qd * ab * 2 + kv_read, 1});
   } else {
-    const double scores = T * s.kv_len * (m.heads / t);
+    const double scores = T * kv_len * (m.heads / t);
     ops.push_back({"attention scores QK^T", OpKind::matmul, core_flops / 2, T * qd * ab + kv_read / 2 + scores * ab, 1});
     ops.push_back(vec("softmax", scores, ab, 2));
     ops.push_back({"attention x V", OpKind::matmul, core_flops / 2, scores * ab + kv_read / 2 + T * qd * ab, 1});
   }
   ops.push_back(gemm("attention output projection", T, qd, h, wb, ab));
+}
+
+// The MoE block: router, the routed experts this GPU holds (only those some token chose), and the
+// shared experts every token passes through. `share` is the fraction of layers that are sparse.
+void moe_ops(const ModelSpec& m, const ForwardShape& s, double share, std::vector<Op>& ops) {
+  const double h = m.hidden, T = s.tokens, wb = s.weight_bytes, ab = s.act_bytes;
+  const double up = m.traits.glu ? 2 : 1;
+  auto scaled = [share](Op op) { op.calls *= share; return op; };
+  ops.push_back(scaled(gemm("router", T, h, static_cast<double>(m.experts), s.other_weight_bytes, ab)));
+  const ExpertWork xw = expert_work(m, s);
+  const double ef = m.expert_width() / s.etp, per_expert = xw.token_copies / std::max(xw.experts_touched, 1e-9);
+  const double xb = s.expert_weight_bytes > 0 ? s.expert_weight_bytes : wb;
+  Op gate_up = gemm("expert up/gate projections", per_expert, h, up * ef, xb, ab);
+  Op down = gemm("expert down projections", per_expert, ef, h, xb, ab);
+  gate_up.calls = down.calls = xw.experts_touched * share;
+  ops.push_back(gate_up);
+  ops.push_back(scaled(vec("expert activation", xw.token_copies * ef, ab, 3)));
+  ops.push_back(down);
+  if (m.shared_experts > 0) {
+    const double sf = m.shared_experts * m.shared_width() / s.tp;
+    ops.push_back(scaled(gemm("shared expert up/gate projections", T, h, up * sf, wb, ab)));
+    ops.push_back(scaled(gemm("shared expert down projection", T, sf, h, wb, ab)));
+  }
+}
+
+}  // namespace
+
+std::vector<Op> block_forward_ops(const ModelSpec& m, const ForwardShape& s) {
+  const double h = m.hidden, t = s.tp, T = s.tokens;
+  const double f = m.intermediate / t;
+  const double rep = s.sequence_parallel ? 1 / t : 1;  // norms and residuals split under SP
+  const double wb = s.weight_bytes, ab = s.act_bytes;
+  // Windowed layers (sliding, or Llama 4's chunks) attend to at most the window.
+  const double window_share = m.sliding_window > 0 ? static_cast<double>(m.sliding_layers) / m.layers : 0.0;
+  const double kv_len = (1 - window_share) * s.kv_len + window_share * std::min<double>(s.kv_len, m.sliding_window);
+  std::vector<Op> ops;
+  ops.push_back(vec("attention norm", T * h * rep, ab, 2));
+  attention_ops(m, s, kv_len, ops);
   ops.push_back(vec("residual add + MLP norm", T * h * rep, ab, 4));
-  if (m.is_moe()) {
-    ops.push_back(gemm("router", T, h, m.experts, s.other_weight_bytes, ab));
-    // Each expert sees tokens * top_k / experts tokens; all experts' weights are read.
-    const double per_expert = T * m.experts_per_token / m.experts;
-    Op up = gemm("expert up/gate projections", per_expert, h, (m.traits.glu ? 2 : 1) * f, wb, ab);
-    Op down = gemm("expert down projections", per_expert, f, h, wb, ab);
-    up.calls = down.calls = static_cast<double>(m.experts);
-    ops.push_back(up);
-    ops.push_back(vec("expert activation", T * m.experts_per_token * f, ab, 3));
-    ops.push_back(down);
-  } else {
-    ops.push_back(gemm(m.traits.glu ? "MLP gate+up projection" : "MLP up projection", T, h, (m.traits.glu ? 2 : 1) * f, wb, ab));
-    ops.push_back(vec(m.traits.glu ? "SwiGLU activation" : "GELU activation", T * f, ab, m.traits.glu ? 3 : 2));
-    ops.push_back(gemm("MLP down projection", T, f, h, wb, ab));
+  const double sparse = m.is_moe() ? static_cast<double>(m.moe_layers) / m.layers : 0.0;
+  if (sparse > 0) moe_ops(m, s, sparse, ops);
+  if (sparse < 1) {
+    const double share = 1 - sparse;
+    Op up = gemm(m.traits.glu ? "MLP gate+up projection" : "MLP up projection", T, h, (m.traits.glu ? 2 : 1) * f, wb, ab);
+    Op act = vec(m.traits.glu ? "SwiGLU activation" : "GELU activation", T * f, ab, m.traits.glu ? 3 : 2);
+    Op down = gemm("MLP down projection", T, f, h, wb, ab);
+    for (Op* op : {&up, &act, &down}) op->calls = share, ops.push_back(*op);
   }
   ops.push_back(vec("residual add", T * h * rep, ab, 3));
   return ops;
@@ -74,14 +146,17 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, const ForwardShape& s, bool
 }
 
 double model_forward_flops(const ModelSpec& m, double tokens, double kv_len) {
-  const double h = m.hidden, f = m.intermediate;
-  const double attn_proj = 2 * tokens * h * (2.0 * m.q_dim() + 2.0 * m.kv_dim());
-  const double core = 4 * tokens * kv_len * m.q_dim();
-  const double experts = m.is_moe() ? m.experts_per_token : 1;
-  const double mlp = 2 * tokens * h * f * (m.traits.glu ? 3 : 2) * experts;
-  const double router = m.is_moe() ? 2 * tokens * h * m.experts : 0;
-  const double head = m.traits.encoder ? 0 : 2 * tokens * h * m.vocab;
-  return m.layers * (attn_proj + core + mlp + router) + head;
+  // Every block matmul a token passes through (only its top-k routed experts), twice its
+  // parameters in FLOPs; attention's QK^T and AV; and the LM head.
+  const ParameterCounts pc = m.parameters();
+  const double unused_experts = m.is_moe() ? static_cast<double>(pc.expert_linear) *
+                                                 (1 - static_cast<double>(m.experts_per_token) / m.experts) : 0.0;
+  const double matmuls = 2 * tokens * (static_cast<double>(pc.linear) - unused_experts);
+  const double qk = m.is_mla() ? static_cast<double>(m.qk_nope_dim + m.qk_rope_dim) : m.head_dim;
+  const double v = m.is_mla() ? static_cast<double>(m.v_head_dim) : m.head_dim;
+  const double core = 2 * tokens * kv_len * m.heads * (qk + v);
+  const double head = m.traits.encoder ? 0 : 2 * tokens * static_cast<double>(m.hidden) * m.vocab;
+  return matmuls + m.layers * core + head;
 }
 
 }  // namespace gpuplan

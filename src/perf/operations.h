@@ -25,7 +25,21 @@ struct ForwardShape {
   double act_bytes = 2;
   double kv_bytes = 2;       // per KV element read by attention
   bool kv_cache_read = false;  // decode reads K and V from the cache
+  // Mixture of experts: the expert-parallel layout (ep ranks, each expert split etp ways) and the
+  // busiest rank's load relative to a balanced share (imbalance, or the capacity factor).
+  double ep = 1, etp = 1, moe_load = 1;
+  double expert_weight_bytes = 0;  // per routed-expert weight; 0 = weight_bytes
 };
+
+// Routed experts one GPU runs in one MoE layer, and the token copies they process: with few
+// tokens (decode) not every expert is chosen. `group_tokens` distinct tokens each pick top-k of E
+// uniformly: E (1 - (1 - k/E)^tokens) experts are touched (the expected count under balanced
+// routing, which the routers' balancing losses aim for).
+struct ExpertWork {
+  double experts_touched = 0;  // on this GPU
+  double token_copies = 0;     // routed (token, expert) pairs on this GPU
+};
+ExpertWork expert_work(const ModelSpec& m, const ForwardShape& s);
 
 // Ops of one transformer block (`calls` = 1) for the given shape.
 std::vector<Op> block_forward_ops(const ModelSpec& m, const ForwardShape& s);

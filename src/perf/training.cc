@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "perf/expert_parallel.h"
 #include "perf/operations.h"
 
 namespace gpuplan {
@@ -78,6 +79,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   if (w.activation_precision() == Precision::fp32) s.weight_bytes = 4;
   s.other_weight_bytes = s.weight_bytes;
   s.causal_halving = w.flash_attention && !m.traits.encoder;
+  set_expert_layout(m, w, eff, s);
 
   // ---- One micro-batch on one pipeline stage -----------------------------------------------
   const double stage_layers = std::ceil(static_cast<double>(m.layers) / pp);
@@ -121,6 +123,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   // Recomputed layers redo their forward collectives; per-op checkpointing saves them.
   const double recompute_comm = w.recomputed_layer_fraction();
   const double tp_micro = tp_per_layer_fwd * stage_layers * (2 + recompute_comm);
+  const ExpertAllToAll a2a = expert_all_to_all(m, w, s, gpu, eff, cluster);
+  e.ep_link = a2a.link;
+  // Dispatch and combine in every MoE layer's forward, again in backward and in a recompute.
+  const double ep_micro = a2a.per_layer_forward_s * stage_layers * (2 + recompute_comm);
 
   // ---- Pipeline sends: activations forward, gradients backward, per micro-batch -------------
   const Link pp_link = group_link(gpu, eff, cluster, w.par.pp, w.par.tp * dp);
@@ -136,14 +142,19 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   e.micro_batches = micro;
   e.global_batch = micro * w.micro_batch * dp;
   const double t_micro_compute = fwd.total() + bwd.total() + recompute.total();
-  const double t_micro = t_micro_compute + tp_micro + pp_micro;
+  const double t_micro = t_micro_compute + tp_micro + pp_micro + ep_micro;
   // 1F1B: the pipeline fills and drains over p-1 micro-batch slots; interleaving divides by v
   // (Narayanan et al. 2021, section 2.2).
   const double bubble = w.par.pp > 1 ? (pp - 1) / v * t_micro : 0;
 
   // ---- Data parallel and ZeRO/FSDP ----------------------------------------------------------
   const ParameterCounts pc = m.parameters();
-  const double stage_params = (stage_layers * pc.per_layer() + std::max(pc.embedding, pc.lm_head)) / tp;
+  // Routed experts spread over the expert layout and reduce over their own replicas.
+  const ExpertLayout xl = expert_layout(w.par);
+  const double layer_experts = static_cast<double>(pc.routed_experts) / m.layers;
+  const double stage_experts = stage_layers * layer_experts / static_cast<double>(xl.shards());
+  const double stage_params = (stage_layers * (pc.per_layer() - layer_experts) + std::max(pc.embedding, pc.lm_head)) / tp +
+                              stage_experts;
   const double trainable = peft ? static_cast<double>(m.lora_parameters(w.lora_rank)) / m.layers * stage_layers / tp : stage_params;
   const double grad_bytes = trainable * (s.act_bytes == 4 ? 4 : 2);
   const Link dp_link = group_link(gpu, eff, cluster, dp, w.par.tp);
@@ -152,7 +163,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   if (dp > 1) {
     // Gradient all-reduce (or reduce-scatter + all-gather for ZeRO-1/2: the same volume), once per
     // step, overlapped with the last micro-batch's backward.
-    const double grad_sync = collective_time(Collective::all_reduce, grad_bytes, dp, dp_link);
+    const double expert_share = peft || stage_params <= 0 ? 0 : stage_experts / stage_params;
+    const Link expert_dp_link = group_link(gpu, eff, cluster, xl.replicas, w.par.tp * w.par.dp / xl.replicas);
+    const double grad_sync = collective_time(Collective::all_reduce, grad_bytes * (1 - expert_share), dp, dp_link) +
+                             collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
     dp_total = grad_sync;
     dp_exposed = run.overlap_dp_grads.value_or(stack.overlap_dp_grads) ? std::max(0.0, grad_sync - 0.9 * bwd.total()) : grad_sync;
     if (w.par.zero >= 3) {
@@ -187,6 +201,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   b.overhead_s = all.overhead_s * k;
   b.tp_comm_s = tp_micro * k;
   b.pp_comm_s = pp_micro * k;
+  b.ep_comm_s = ep_micro * k;
   b.bubble_s = bubble;
   b.dp_comm_exposed_s = dp_exposed;
   b.dp_comm_total_s = dp_total;

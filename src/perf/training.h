@@ -31,6 +31,7 @@ struct StepBreakdown {
   double overhead_s = 0;       // kernel launch overhead
   double tp_comm_s = 0;        // tensor-parallel collectives (on the critical path)
   double pp_comm_s = 0;        // pipeline sends between stages
+  double ep_comm_s = 0;        // expert-parallel all-to-all (dispatch and combine), on the critical path
   double dp_comm_exposed_s = 0;  // data-parallel / ZeRO traffic not hidden behind backward
   double dp_comm_total_s = 0;
   double bubble_s = 0;         // pipeline fill and drain
@@ -47,7 +48,7 @@ struct TrainingEstimate {
   int64_t global_batch = 0;
   std::optional<double> time_to_train_s, gpu_hours;
   StepBreakdown breakdown;
-  std::string tp_link, dp_link, pp_link;
+  std::string tp_link, dp_link, pp_link, ep_link;
   std::string stack;  // the software stack assumed
 };
 

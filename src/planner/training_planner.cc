@@ -45,6 +45,9 @@ std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const St
           for (const RecomputeSpec& rc : modes) {
             for (int64_t v : space.virtual_stages) {
               if (v > 1 && (pp == 1 || pp * v > m.layers || micro % pp != 0)) continue;
+              for (int64_t ep : space.expert_parallel.empty() || !m.is_moe() ? std::vector<int64_t>{base.par.ep}
+                                                                              : space.expert_parallel) {
+              if ((tp * dp) % ep != 0 || (m.is_moe() && m.experts % ep != 0)) continue;
               // ZeRO-3 with pipeline stages re-gathers weights per micro-batch per stage: allowed,
               // and the estimate charges for it.
               Workload w = base;
@@ -57,7 +60,9 @@ std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const St
               w.micro_batch = mb;
               w.grad_accum = micro;
               w.set_recompute(rc);
+              w.par.ep = ep;
               out.push_back(w);
+              }
             }
           }
         }

@@ -22,6 +22,9 @@ struct PlanSpace {
   int64_t global_batch = 0;            // sequences per step; 0 = 4 x the GPU count
   std::vector<int64_t> micro_batches = {1, 2, 4, 8};
   std::vector<int64_t> virtual_stages = {1, 2, 4};
+  // Expert-parallel degrees to try for a mixture-of-experts model (those that divide tp x dp and
+  // the experts); empty = the base workload's.
+  std::vector<int64_t> expert_parallel;
   std::optional<double> tokens;        // for time to train
   size_t keep = 5;                     // runners-up to keep
 };

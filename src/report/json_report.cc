@@ -35,6 +35,7 @@ json to_json(const Gpu& g) {
           {"interconnect", g.interconnect},
           {"interconnect_gbps", g.interconnect_Bps / 1e9},
           {"pcie_gen", g.pcie_gen},
+          {"nvlink_domain_gpus", g.nvlink_domain_gpus > 0 ? json(g.nvlink_domain_gpus) : json(nullptr)},
           {"launch_year", g.launch_year},
           {"confidence", g.confidence},
           {"source", g.source},
@@ -62,6 +63,17 @@ json to_json(const ModelSpec& m) {
             {"experts_per_token", m.experts_per_token},
             {"sliding_window", m.sliding_window},
             {"sliding_layers", m.sliding_layers},
+            {"window", m.sliding_window > 0 ? json(m.chunked_window ? "chunked" : "sliding") : json(nullptr)},
+            {"moe_layers", m.is_moe() ? m.moe_layers : 0},
+            {"expert_intermediate", m.is_moe() ? m.expert_width() : 0},
+            {"shared_experts", m.shared_experts},
+            {"latent_attention", m.is_mla() ? json{{"q_lora_rank", m.q_lora_rank}, {"kv_lora_rank", m.kv_lora_rank},
+                                                   {"qk_rope_head_dim", m.qk_rope_dim}, {"qk_nope_head_dim", m.qk_nope_dim},
+                                                   {"v_head_dim", m.v_head_dim}} : json(nullptr)},
+            {"kv_cache_elements_per_token_layer", m.kv_cache_elements_per_layer()},
+            {"mtp_parameters", pc.mtp},
+            {"assumed_dense", m.assumed_dense},
+            {"notes", m.notes},
             {"source", m.source}};
   if (m.tensor_parameters) {
     j["tensor_parameters"] = *m.tensor_parameters;
@@ -87,6 +99,8 @@ json to_json(const Workload& w) {
           {"tp", w.par.tp},
           {"pp", w.par.pp},
           {"dp", w.par.dp},
+          {"ep", w.par.ep},
+          {"moe_capacity_factor", w.moe_capacity_factor > 0 ? json(w.moe_capacity_factor) : json(nullptr)},
           {"zero", w.par.zero}};
 }
 
@@ -117,6 +131,9 @@ json memory_json(const ModelSpec& m, const Workload& w, const MemoryEstimate& e,
         {"comm_buffers", bytes(e.comm_buffers)}}},
       {"cpu_offload_bytes", bytes(e.cpu_offload)},
       {"parameters", e.parameters},
+      {"active_parameters", m.active_parameters()},
+      {"assumed_dense", m.assumed_dense},
+      {"notes", m.notes},
       {"trainable_parameters", e.trainable_parameters},
       {"terms", terms},
       {"gpu", gpu ? json(gpu->id) : json(nullptr)},

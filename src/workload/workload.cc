@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpuplan {
 
 namespace {
@@ -65,6 +67,15 @@ double Workload::recomputed_layer_fraction() const {
   return 0;
 }
 
+ExpertLayout expert_layout(const Parallelism& p) {
+  ExpertLayout l;
+  l.ep = std::max<int64_t>(1, p.ep);
+  const int64_t stage = p.tp * p.dp;
+  l.etp = std::max<int64_t>(1, std::min(p.tp, stage / l.ep));
+  l.replicas = std::max<int64_t>(1, stage / l.shards());
+  return l;
+}
+
 Precision Workload::activation_precision() const {
   if (precision == Precision::fp32 || precision == Precision::tf32) return Precision::fp32;
   if (precision == Precision::fp16) return Precision::fp16;
@@ -93,8 +104,18 @@ Status Workload::validate(const ModelSpec& m) const {
     return make_error("--virtual-stages", "pp x virtual stages must not exceed the layers");
   if (task == Task::qlora && precision != Precision::bf16 && precision != Precision::fp16)
     return make_error("--precision", "QLoRA computes in bf16 or fp16 over NF4 weights");
-  if (training() && (precision == Precision::int8 || precision == Precision::int4 || precision == Precision::nf4))
+  if (training() && (precision == Precision::int8 || is_weight_only(precision)))
     return make_error("--precision", to_string(precision) + " is a weight format for inference or QLoRA, not a training precision");
+  if (par.ep <= 0) return make_error("--ep", fmt::format("must be at least 1, got {}", par.ep));
+  if (par.ep > 1 && !m.is_moe())
+    return make_error("--ep", "expert parallelism needs a mixture-of-experts model; this one is dense");
+  if (par.ep > 1 && (par.tp * par.dp) % par.ep != 0)
+    return make_error("--ep", fmt::format("{} must divide the tp x dp = {} GPUs of a pipeline stage", par.ep,
+                                          par.tp * par.dp));
+  if (par.ep > 1 && m.experts % par.ep != 0)
+    return make_error("--ep", fmt::format("{} does not divide the model's {} experts", par.ep, m.experts));
+  if (moe_capacity_factor < 0 || moe_capacity_factor > 64 || (moe_capacity_factor > 0 && moe_capacity_factor < 1))
+    return make_error("--capacity-factor", fmt::format("must be 0 (dropless) or between 1 and 64, got {}", moe_capacity_factor));
   if (task == Task::infer && m.traits.encoder && kv_precision)
     return make_error("--kv-precision", "encoder models keep no KV cache");
   return std::nullopt;

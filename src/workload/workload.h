@@ -40,8 +40,19 @@ struct Parallelism {
   int zero = 0;     // 0 = DDP, 1 optimizer, 2 + gradients, 3 + parameters (FSDP FULL_SHARD)
   bool sequence_parallel = true;  // with tp > 1 (Megatron-style)
   int64_t virtual_stages = 1;     // interleaved pipeline chunks per GPU
+  int64_t ep = 1;   // expert parallel: each stage's routed experts spread over ep of its tp x dp GPUs
   int64_t gpus() const { return tp * pp * dp; }
 };
+
+// Where a stage's routed experts live: split over `ep` ranks and, within each, over `etp`
+// tensor-parallel ranks (Megatron-Core's expert tensor parallelism; 1 when EP spans the TP group,
+// as vLLM's --enable-expert-parallel does); the `replicas` copies are the experts' data-parallel
+// group, which ZeRO shards over.
+struct ExpertLayout {
+  int64_t ep = 1, etp = 1, replicas = 1;
+  int64_t shards() const { return ep * etp; }
+};
+ExpertLayout expert_layout(const Parallelism& p);
 
 struct Workload {
   Task task = Task::full;
@@ -56,6 +67,9 @@ struct Workload {
   int64_t lora_rank = 16;
   std::optional<Precision> kv_precision;
   bool offload_optimizer = false;  // optimizer states (and master weights) in CPU memory
+  // Mixture of experts: expert buffers sized at capacity_factor x the balanced load when tokens
+  // beyond it are dropped (GShard, Switch); 0 = dropless routing (Megatron-Core, vLLM, SGLang).
+  double moe_capacity_factor = 0;
   Parallelism par;
 
   bool training() const { return task != Task::infer; }
