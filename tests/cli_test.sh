@@ -127,5 +127,24 @@ json_has train_default_stack "d['stack'] == 'megatron'" -- train --model llama-3
 json_has memory_names_stack "d['stack'] == 'hf'" -- memory --model llama-3.1-8b --task lora --json
 json_has plan_names_stack "d['stack'] == 'torchtitan-compile' and d['best']['stack'] == 'torchtitan-compile'" -- plan --model llama-3.1-8b --gpu h100-sxm --gpus 8 --stack torchtitan-compile --json
 
+# Architectures (issue 10): MoE counts in every JSON, refusals exit 2 naming the keys, --assume-dense said everywhere.
+cfg="$root/tests/fixtures/configs"
+json_has memory_moe_params "d['parameters'] > 3e10 and 3.2e9 < d['active_parameters'] < 3.5e9 and d['model']['experts'] == 128" -- memory --model "$cfg/qwen3-30b-a3b.json" --json
+json_has models_active "all('active_parameters' in m for m in d) and any(m['id'] == 'deepseek-v3' and m['latent_attention'] for m in d)" -- models --json
+json_has train_moe_params "d['ep'] == 8 and d['active_parameters'] < d['parameters'] and d['breakdown']['ep_comm_s'] > 0" -- train --model qwen3-30b-a3b --gpu h100-sxm --gpus 8 --ep 8 --zero 1 --json
+json_has infer_moe_params "d['ep'] == 8 and d['active_parameters'] < d['parameters']" -- infer --model deepseek-v3 --gpu h200-sxm --tp 8 --gpus 8 --ep 8 --weight-precision fp8 --json
+json_has plan_moe_ep "d['best'] is not None and 'ep' in d['best'] and d['active_parameters'] < d['parameters']" -- plan --model qwen3-30b-a3b --gpu h100-sxm --gpus 8 --json
+check unknown_architecture 2 "model_type: unknown architecture 'minimax_m1'.*attn_type_list.*--assume-dense" -- memory --model "$cfg/minimax-m1.json"
+check hybrid_refused 2 "linear_conv_kernel_dim" -- infer --model "$cfg/qwen3-next-80b-a3b.json" --gpu h100-sxm
+check unknown_keys_refused 2 "num_routed_experts, num_shared_experts: not understood" -- train --model "$cfg/deepseek-v3-renamed-keys.json" --gpu h100-sxm
+json_has assume_dense_json "d['assumed_dense'] and any('--assume-dense' in n for n in d['notes'])" -- memory --model "$cfg/minimax-m1.json" --assume-dense --json
+"$bin" infer --model "$cfg/minimax-m1.json" --assume-dense --gpu h200-sxm >"$tmp/ad.txt" 2>&1
+if grep -q "note: --assume-dense" "$tmp/ad.txt"; then pass=$((pass + 1)); else echo "FAIL assume_dense_text"; cat "$tmp/ad.txt"; fail=$((fail + 1)); fi
+check ep_not_dividing 2 "--ep: 3 must divide" -- memory --model mixtral-8x7b --gpus 4 --ep 3
+check ep_on_dense 2 "--ep: expert parallelism needs a mixture-of-experts model" -- memory --model llama-3.1-8b --gpus 2 --ep 2
+check fp4_training_refused 2 "--precision: nvfp4 is a weight format" -- train --model llama-3.1-8b --gpu b200 --precision nvfp4
+json_has gguf_name_precision "d['workload']['precision'] == 'q4_k_m'" -- memory --model qwen3-30b-a3b --task infer --precision Q4_K_M --json
+json_has nvl72_domain "any(g['id'] == 'gb200' and g['nvlink_domain_gpus'] == 72 for g in d)" -- gpus --json --min-memory 180 --tier datacenter
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

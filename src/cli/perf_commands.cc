@@ -307,10 +307,10 @@ int run_validate(Context& ctx, bool json_out) {
                       {"predicted", r.predicted}, {"error", r.error()}, {"source", r.source}, {"assumed", r.assumed},
                       {"uncalibrated", r.section == "cross_gpu" ? json(r.uncalibrated) : json(nullptr)}});
     nlohmann::json j = {{"schema_version", 1}, {"rows", rows}};
-    for (const char* s : {"training", "inference", "operation", "cross_gpu"}) j["mape"][s] = rep->mape(s);
+    for (const char* s : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving"}) j["mape"][s] = rep->mape(s);
     return print_json(j, "validate");
   }
-  for (const char* section : {"training", "inference", "operation", "cross_gpu"}) {
+  for (const char* section : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving"}) {
     const bool cross = std::string_view(section) == "cross_gpu";
     TextTable t({cross ? "cross-GPU (fit on the source, predict the target)" : section, "metric", "published", "predicted", "error",
                  cross ? "model alone" : "", "source"});

@@ -56,8 +56,9 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
     return r->value_or(dflt);
   };
   auto tp = get_int("tp", 1), pp = get_int("pp", 1), gpus = get_int("gpus", 0), zero = get_int("zero", 0),
-       vs = get_int("virtual_stages", 1), mb = get_int("micro_batch", 1), seq = get_int("seq", 2048);
-  for (auto* r : {&tp, &pp, &gpus, &zero, &vs, &mb, &seq})
+       vs = get_int("virtual_stages", 1), mb = get_int("micro_batch", 1), seq = get_int("seq", 2048),
+       ep = get_int("ep", 1);
+  for (auto* r : {&tp, &pp, &gpus, &zero, &vs, &mb, &seq, &ep})
     if (!*r) return r->error();
   w.par.tp = *tp;
   w.par.pp = *pp;
@@ -66,6 +67,7 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
   w.par.dp = n / (*tp * *pp);
   w.par.zero = static_cast<int>(*zero);
   w.par.virtual_stages = *vs;
+  w.par.ep = *ep;
   w.micro_batch = *mb;
   w.seq = *seq;
   auto prec = f.optional_string("precision");
@@ -170,10 +172,15 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
   return row;
 }
 
-Result<ValidationRow> run_row(const Ctx& c, const std::string& section, const toml::table& t, const std::string& where) {
+Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   ValidationRow row;
-  row.section = section;
+  row.section = table;
+  // Mixture-of-experts rows are scored apart but predicted like the others.
+  const std::string section = table == "moe_training" ? "training" : table == "moe_serving" ? "inference" : table;
+  auto publication = f.optional_string("publication");
+  if (!publication) return publication.error();
+  row.publication = publication->value_or("");
   for (auto [k, out] : {std::pair{"what", &row.what}, std::pair{"source", &row.source}}) {
     auto s = f.string(k);
     if (!s) return s.error();
@@ -236,6 +243,7 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& section, const to
     const TrainingEstimate e = estimate_training(*m, *w, *gpu, c.eff.for_gpu(*gpu, *stack), *stack, cluster, run);
     if (row.metric == "tflops_per_gpu") row.predicted = e.hardware_flops_per_step / e.step_time_s / w->par.gpus() / 1e12;
     else if (row.metric == "step_time_s") row.predicted = e.step_time_s;
+    else if (row.metric == "tokens_per_s_per_gpu") row.predicted = e.tokens_per_s / w->par.gpus();
     else if (row.metric == "mfu") row.predicted = e.mfu;
     else if (row.metric == "gpu_hours" && e.gpu_hours) row.predicted = *e.gpu_hours;
     else return make_error(f.field("metric"), "unknown training metric '" + row.metric + "' (gpu_hours needs tokens)");
@@ -281,7 +289,7 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
     }
   }
   ValidationReport rep;
-  for (const char* section : {"training", "inference", "operation", "cross_gpu"}) {
+  for (const char* section : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving"}) {
     const toml::array* rows = doc->get_as<toml::array>(section);
     if (!rows) continue;
     for (size_t i = 0; i < rows->size(); ++i) {

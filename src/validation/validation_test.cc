@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <set>
 
 namespace gpuplan {
 
@@ -65,6 +66,27 @@ TEST(PerformanceValidation, SingleGemmsWithinTwentyPercent) {
     if (r.section == "operation") {
       EXPECT_LT(std::fabs(r.error()), 0.20) << r.what;
     }
+}
+
+// Mixture-of-experts runs (NeMo AutoModel, Megatron-Bridge, vLLM CI, llama.cpp) are scored in
+// their own sections; no efficiency is fitted on them, so their error is out of sample. The
+// targets guard against regressions; the MoE errors are far from the dense sections' (gpt-oss
+// is predicted 1.6-2x too fast in every training publication: see the README).
+TEST(PerformanceValidation, MoeRowsFromSeveralPublicationsAreScoredApart) {
+  print("moe_training");
+  print("moe_serving");
+  std::set<std::string> publications;
+  int rows = 0;
+  for (const auto& r : report().rows)
+    if (r.section == "moe_training" || r.section == "moe_serving") {
+      EXPECT_FALSE(r.publication.empty()) << r.what;
+      publications.insert(r.publication);
+      ++rows;
+    }
+  EXPECT_GE(rows, 10);
+  EXPECT_GE(publications.size(), 4u);
+  EXPECT_LE(report().mape("moe_training"), 0.45);
+  EXPECT_LE(report().mape("moe_serving"), 0.75);
 }
 
 }  // namespace gpuplan
