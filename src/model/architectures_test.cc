@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "model/gguf.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
+#include "model/resolve.h"
 
 namespace gpuplan {
 
@@ -264,6 +268,137 @@ TEST(Architectures, PresetsMatchTheirConfigFiles) {
     EXPECT_EQ(preset->kv_cache_elements_per_layer(), cfg->kv_cache_elements_per_layer()) << p.preset;
     EXPECT_EQ(preset->sliding_layers, cfg->sliding_layers) << p.preset;
   }
+}
+
+
+TEST(Architectures, ShapesBeyondAnyRealModelAreRefusedNotOverflowed) {
+  // 65,536 experts of width 2^22 in 60,000 layers would overflow int64 parameter sums.
+  auto m = parse_hf_config(R"({"model_type": "qwen3_moe", "num_hidden_layers": 60000, "hidden_size": 16384,
+    "intermediate_size": 4096, "moe_intermediate_size": 4194304, "num_attention_heads": 128,
+    "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 1000, "num_experts": 65536,
+    "num_experts_per_tok": 8})", "huge.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("beyond any real model"), std::string::npos) << m.error().to_string();
+}
+
+
+namespace {
+
+// A .safetensors file holding `tensors` (name, dtype, shape, bytes per element), zero-filled.
+void write_safetensors(const std::string& path, const std::vector<std::tuple<std::string, std::string, std::vector<int64_t>, int>>& tensors) {
+  nlohmann::json h = nlohmann::json::object();
+  uint64_t off = 0;
+  for (const auto& [name, dtype, shape, eb] : tensors) {
+    uint64_t n = eb;
+    for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+    h[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {off, off + n}}};
+    off += n;
+  }
+  const std::string text = h.dump();
+  std::ofstream out(path, std::ios::binary);
+  uint64_t len = text.size();
+  out.write(reinterpret_cast<const char*>(&len), 8);
+  out << text << std::string(off, '\0');
+}
+
+}  // namespace
+
+TEST(Architectures, SafetensorsCountMxfp4BlocksAsTwoWeightsAByteAndLeaveMtpLayersOut) {
+  const auto dir = std::filesystem::temp_directory_path() / "gpuplan_arch_mxfp4";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64,
+    "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+    "vocab_size": 100, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 8,
+    "layer_types": ["sliding_attention", "full_attention"], "max_position_embeddings": 256})";
+  write_safetensors((dir / "model.safetensors").string(),
+                    {{"model.layers.0.mlp.experts.gate_up_proj_blocks", "U8", {4, 128, 2, 16}, 1},
+                     {"model.layers.0.mlp.experts.gate_up_proj_scales", "U8", {4, 128, 2}, 1},
+                     {"model.layers.2.eh_proj.weight", "BF16", {8, 8}, 2}});
+  auto m = resolve_model(dir.string());
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  // 4 x 128 x 2 x 16 bytes of packed FP4 = 32,768 weights; the scales are not weights; layer 2 of
+  // a 2-layer model is an MTP module's.
+  EXPECT_EQ(*m->tensor_parameters, 32768);
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+struct Gguf {
+  std::string kv, infos;
+  uint64_t n_kv = 0, n_t = 0;
+  template <class T>
+  static void put(std::string& s, T v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  static void str(std::string& s, const std::string& x) { put<uint64_t>(s, x.size()); s += x; }
+  void u32(const std::string& k, uint32_t v) { str(kv, k); put<uint32_t>(kv, 4); put(kv, v); ++n_kv; }
+  void s(const std::string& k, const std::string& v) { str(kv, k); put<uint32_t>(kv, 8); str(kv, v); ++n_kv; }
+  void tensor(const std::string& name, std::vector<uint64_t> dims) {
+    str(infos, name);
+    put<uint32_t>(infos, static_cast<uint32_t>(dims.size()));
+    for (auto d : dims) put(infos, d);
+    put<uint32_t>(infos, 1);  // F16
+    put<uint64_t>(infos, 0);
+    ++n_t;
+  }
+  std::string bytes() const {
+    std::string out = "GGUF";
+    put<uint32_t>(out, 3);
+    put(out, n_t);
+    put(out, n_kv);
+    return out + kv + infos;
+  }
+};
+
+Gguf qwen3moe() {
+  Gguf g;
+  g.s("general.architecture", "qwen3moe");
+  g.u32("qwen3moe.block_count", 4);
+  g.u32("qwen3moe.embedding_length", 64);
+  g.u32("qwen3moe.feed_forward_length", 192);
+  g.u32("qwen3moe.attention.head_count", 4);
+  g.u32("qwen3moe.attention.head_count_kv", 2);
+  g.u32("qwen3moe.attention.key_length", 16);
+  g.u32("qwen3moe.context_length", 256);
+  g.u32("qwen3moe.expert_count", 8);
+  g.u32("qwen3moe.expert_used_count", 2);
+  g.u32("qwen3moe.expert_feed_forward_length", 32);
+  g.tensor("token_embd.weight", {64, 100});
+  return g;
+}
+}  // namespace
+
+TEST(Architectures, GgufExpertKeysAreRead) {
+  const std::string f = qwen3moe().bytes();
+  auto h = parse_gguf_header(f, f.size(), "q.gguf");
+  ASSERT_TRUE(h.ok()) << h.error().to_string();
+  auto m = model_from_gguf(*h, "q.gguf");
+  ASSERT_TRUE(m.ok()) << m.error().to_string();
+  EXPECT_EQ(m->family, "qwen3_moe");
+  EXPECT_EQ(m->experts, 8);
+  EXPECT_EQ(m->experts_per_token, 2);
+  EXPECT_EQ(m->expert_width(), 32);
+  EXPECT_EQ(m->moe_layers, 4);
+}
+
+TEST(Architectures, GgufStateSpaceKeysAndUnknownArchitecturesAreRefused) {
+  Gguf g = qwen3moe();
+  g.u32("qwen3moe.ssm.state_size", 128);
+  std::string f = g.bytes();
+  auto h = parse_gguf_header(f, f.size(), "q.gguf");
+  ASSERT_TRUE(h.ok());
+  auto m = model_from_gguf(*h, "q.gguf");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().field.find("qwen3moe.ssm.state_size"), std::string::npos);
+  EXPECT_TRUE(model_from_gguf(*h, "q.gguf", ReadOptions{true}).ok());
+
+  Gguf r;
+  r.s("general.architecture", "rwkv7");
+  r.u32("rwkv7.block_count", 2);
+  f = r.bytes();
+  h = parse_gguf_header(f, f.size(), "r.gguf");
+  ASSERT_TRUE(h.ok());
+  m = model_from_gguf(*h, "r.gguf");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("unknown architecture 'rwkv7'"), std::string::npos);
 }
 
 }  // namespace gpuplan

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+
+#include "util/limits.h"
 
 namespace gpuplan {
 
@@ -225,6 +228,17 @@ Status ModelSpec::validate() {
   if (sliding_layers < 0 || sliding_layers > layers)
     return make_error("sliding_layers", "must be between 0 and the number of layers");
   if (type_vocab < 0) return make_error("type_vocab", "must not be negative");
+  if (layers > limits::kMaxLayers) return make_error("layers", fmt::format("{} layers is implausible", layers));
+  if (experts > limits::kMaxExperts) return make_error("experts", fmt::format("{} experts is implausible", experts));
+  // Every count above is bounded, so this estimate of the total cannot overflow; refusing beyond
+  // kMaxParameters keeps the exact int64 sums in count_from_shape far from overflowing too.
+  const long double h = hidden, widest = std::max({intermediate, expert_intermediate, shared_intermediate});
+  const long double per_layer = 4.0L * h * (static_cast<long double>(q_dim()) + kv_dim() + kv_lora_rank + q_lora_rank) +
+                                3.0L * h * widest * (1.0L + experts + shared_experts);
+  const long double estimate = per_layer * (layers + mtp_layers) + 3.0L * h * (vocab + (traits.learned_positions ? max_position : 0) + type_vocab);
+  if (estimate > static_cast<long double>(limits::kMaxParameters))
+    return make_error("layers", fmt::format("the shape implies about {:.3g} parameters, beyond any real model",
+                                            static_cast<double>(estimate)));
   return std::nullopt;
 }
 
