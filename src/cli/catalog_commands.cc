@@ -46,8 +46,8 @@ int run_gpus(Context& ctx, const GpusFlags& f) {
     }
     return print_json(arr, "--catalog");
   }
-  TextTable t({"id", "name", "tier", "memory", "bandwidth", "bf16/fp16", "fp8", "TDP", "link", "cloud $/h", "buy"});
-  t.align_right({3, 4, 5, 6, 7, 8, 9, 10});
+  TextTable t({"id", "name", "tier", "memory", "bandwidth", "bf16/fp16", "fp8", "fp4", "TDP", "link", "cloud $/h", "buy"});
+  t.align_right({3, 4, 5, 6, 7, 8, 9, 10, 11});
   for (const Gpu* g : shown) {
     const GpuPrice* p = (*prices)->find(g->id);
     const auto cloud = p ? p->cheapest_cloud() : std::nullopt;
@@ -57,8 +57,11 @@ int run_gpus(Context& ctx, const GpusFlags& f) {
                fmt::format("{:.0f} GB/s", g->memory_bw_Bps / 1e9),
                fmt::format("{:.0f} TF", half / 1e12),
                g->fp8_flops > 0 ? fmt::format("{:.0f} TF", g->fp8_flops / 1e12) : "-",
+               g->fp4_flops > 0 ? fmt::format("{:.0f} TF", g->fp4_flops / 1e12) : "-",
                fmt::format("{:.0f} W", g->tdp_w),
-               g->has_nvlink() ? fmt::format("{:.0f} GB/s", g->interconnect_Bps / 1e9) : "PCIe only",
+               g->has_nvlink() ? fmt::format("{:.0f} GB/s{}", g->interconnect_Bps / 1e9,
+                                             g->nvlink_domain_gpus > 0 ? fmt::format(" x{}", g->nvlink_domain_gpus) : "")
+                               : "PCIe only",
                cloud ? fmt::format("{:.2f}", cloud->usd_per_gpu_hour) : "-",
                p && p->purchase_usd ? format_usd(*p->purchase_usd) : "-"});
   }

@@ -20,6 +20,9 @@ struct Op {
   double flops = 0;   // per call, on this GPU
   double bytes = 0;   // read + written per call, on this GPU
   double calls = 1;   // how many times per step (e.g. layers)
+  // Kernel launches per call: below 1 when several calls run as one kernel (a grouped GEMM over
+  // the experts, as vLLM's fused_moe and Megatron's grouped GEMM do).
+  double launches_per_call = 1;
 };
 
 struct OpTime {

@@ -37,7 +37,9 @@ Point at_concurrency(const ModelSpec& m, const Workload& w, const Gpu& gpu, cons
 ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gpu, const Efficiency& eff,
                          const Cluster& cluster, const ServiceTarget& t) {
   ServingPlan plan;
-  for (int64_t tp = 1; tp <= std::min<int64_t>(8, cluster.gpus_per_node); tp *= 2) {
+  // Tensor parallelism up to the NVLink domain: 8 in an HGX node, more in a GB200/GB300 NVL72
+  // rack (the replica must also hold the model, which the search below checks).
+  for (int64_t tp = 1; tp <= std::min<int64_t>(64, cluster.gpus_per_node); tp *= 2) {
     if (m.heads % tp != 0) continue;
     Workload w = base;
     w.task = Task::infer;
