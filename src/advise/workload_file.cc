@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -10,6 +11,20 @@
 #include "util/suggest.h"
 
 namespace gpuplan {
+
+std::vector<std::string> all_modes() {
+  return {"on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot", "buy"};
+}
+
+bool Constraints::allows(const std::string& mode) const { return std::find(modes.begin(), modes.end(), mode) != modes.end(); }
+
+bool Constraints::allows_rental() const {
+  return std::any_of(modes.begin(), modes.end(), [](const std::string& m) { return m != "buy"; });
+}
+
+bool Constraints::allows_class(const std::string& c) const {
+  return provider_classes.empty() || std::find(provider_classes.begin(), provider_classes.end(), c) != provider_classes.end();
+}
 
 namespace {
 
@@ -193,8 +208,8 @@ Result<Constraints> parse_constraints(const toml::table* t, const std::string& w
   c.own = defaults;
   if (!t) return c;
   TomlFields f(*t, where);
-  if (auto s = f.only_keys({"budget_capex_usd", "budget_monthly_usd", "tiers", "modes", "gpus", "max_gpus",
-                            "busy_hours_per_month", "electricity_usd_per_kwh", "pue", "lifetime_years"}))
+  if (auto s = f.only_keys({"budget_capex_usd", "budget_monthly_usd", "tiers", "modes", "provider_classes", "gpus",
+                            "max_gpus", "busy_hours_per_month", "electricity_usd_per_kwh", "pue", "lifetime_years"}))
     return *s;
   for (auto [key, out] : {std::pair{"budget_capex_usd", &c.budget_capex_usd}, std::pair{"budget_monthly_usd", &c.budget_monthly_usd}}) {
     if (!t->contains(key)) continue;
@@ -228,13 +243,24 @@ Result<Constraints> parse_constraints(const toml::table* t, const std::string& w
   auto modes = strings("modes");
   if (!modes) return modes.error();
   if (!modes->empty()) {
-    c.allow_cloud = c.allow_buy = false;
+    c.modes.clear();
+    const std::vector<std::string> known = all_modes();
     for (const auto& s : *modes) {
-      if (s == "cloud") c.allow_cloud = true;
-      else if (s == "buy") c.allow_buy = true;
-      else return make_error(f.field("modes"), "unknown mode '" + s + "' (cloud, buy)");
+      if (s == "cloud") {
+        c.modes.insert(c.modes.end(), known.begin(), known.end() - 1);
+      } else if (std::find(known.begin(), known.end(), s) != known.end()) {
+        c.modes.push_back(s);
+      } else {
+        return make_error(f.field("modes"), "unknown mode '" + s + "' (cloud, on-demand, capacity-block, reserved-1y, reserved-3y, spot, buy)");
+      }
     }
   }
+  auto classes = strings("provider_classes");
+  if (!classes) return classes.error();
+  for (const auto& s : *classes)
+    if (s != "hyperscaler" && s != "gpu-cloud" && s != "marketplace")
+      return make_error(f.field("provider_classes"), "unknown provider class '" + s + "' (hyperscaler, gpu-cloud, marketplace)");
+  c.provider_classes = *classes;
   auto gpus = strings("gpus");
   if (!gpus) return gpus.error();
   c.gpus = *gpus;
@@ -244,8 +270,8 @@ Result<Constraints> parse_constraints(const toml::table* t, const std::string& w
   if (c.max_gpus <= 0 || c.max_gpus > 65536) return make_error(f.field("max_gpus"), "must be between 1 and 65536");
   auto bh = f.optional_number("busy_hours_per_month");
   if (!bh) return bh.error();
-  c.busy_hours_per_month = bh->value_or(730);
-  if (!(c.busy_hours_per_month > 0) || c.busy_hours_per_month > 744)
+  c.busy_hours_per_month = bh->value_or(0);
+  if (!(c.busy_hours_per_month >= 0) || c.busy_hours_per_month > 744)
     return make_error(f.field("busy_hours_per_month"), "must be between 0 and 744 (a month has at most 744 hours)");
   struct K {
     const char* key;

@@ -35,14 +35,24 @@ struct InferenceService {
   ServiceTarget target;
 };
 
+// Ways to get GPUs: the rental modes of prices.h and "buy".
+std::vector<std::string> all_modes();
+
 struct Constraints {
   std::optional<double> budget_capex_usd, budget_monthly_usd;
   std::vector<Tier> tiers = {Tier::datacenter, Tier::workstation, Tier::consumer};
-  bool allow_cloud = true, allow_buy = true;
+  std::vector<std::string> modes = all_modes();  // "cloud" in a file means every rental mode
+  std::vector<std::string> provider_classes;      // restrict rentals to these classes (empty = all)
   std::vector<std::string> gpus;  // restrict to these catalog ids (empty = all)
   int64_t max_gpus = 64;
-  double busy_hours_per_month = 730;  // when owned: hours a month the cards draw power
+  // When owned: hours a month each card is busy beyond the listed jobs and services (other work
+  // the team runs); 0 = only the listed work.
+  double busy_hours_per_month = 0;
   OwnershipCosts own;
+
+  bool allows(const std::string& mode) const;
+  bool allows_rental() const;
+  bool allows_class(const std::string& provider_class) const;
 };
 
 struct AdviseRequest {

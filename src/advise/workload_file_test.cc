@@ -20,8 +20,28 @@ TEST(WorkloadFile, ReadsJobsServicesAndConstraints) {
   EXPECT_EQ(r->training[0].workload.task, Task::qlora);
   EXPECT_DOUBLE_EQ(*r->training[0].deadline_s, 2 * 86400.0);
   EXPECT_EQ(r->inference[0].target.peak_rps, 10);
-  EXPECT_FALSE(r->constraints.allow_cloud);
+  EXPECT_FALSE(r->constraints.allows_rental());
+  EXPECT_TRUE(r->constraints.allows("buy"));
   EXPECT_EQ(r->constraints.tiers.size(), 1u);
+}
+
+TEST(WorkloadFile, ModesAndProviderClassesNameHowGpusArePaidFor) {
+  auto cloud = parse(std::string(kJob) + "[constraints]\nmodes=['cloud']\nprovider_classes=['hyperscaler']\n");
+  ASSERT_TRUE(cloud.ok()) << cloud.error().to_string();
+  EXPECT_TRUE(cloud->constraints.allows("spot"));
+  EXPECT_TRUE(cloud->constraints.allows("reserved-3y"));
+  EXPECT_FALSE(cloud->constraints.allows("buy"));
+  EXPECT_TRUE(cloud->constraints.allows_class("hyperscaler"));
+  EXPECT_FALSE(cloud->constraints.allows_class("marketplace"));
+  auto some = parse(std::string(kJob) + "[constraints]\nmodes=['reserved-1y', 'buy']\n");
+  ASSERT_TRUE(some.ok());
+  EXPECT_FALSE(some->constraints.allows("on-demand"));
+  auto bad = parse(std::string(kJob) + "[constraints]\nmodes=['lease']\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("lease"), std::string::npos);
+  auto cls = parse(std::string(kJob) + "[constraints]\nprovider_classes=['neocloud']\n");
+  ASSERT_FALSE(cls.ok());
+  EXPECT_NE(cls.error().field.find("provider_classes"), std::string::npos);
 }
 
 TEST(WorkloadFile, StackDefaultsToTheTasksUsualOneAndCanBeNamed) {

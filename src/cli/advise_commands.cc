@@ -8,6 +8,7 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "advise/advice_json.h"
 #include "advise/advisor.h"
 #include "cli/common.h"
 #include "cli/workload_flags.h"
@@ -48,15 +49,6 @@ class Progress {
   bool tty_, shown_ = false;
 };
 
-json plan_json(const PlanCandidate& c) {
-  const Workload& w = c.workload;
-  return {{"gpus", w.par.gpus()}, {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"ep", w.par.ep}, {"micro_batch", w.micro_batch},
-          {"grad_accum", w.grad_accum}, {"zero", w.par.zero}, {"recompute", to_string(w.recompute_spec())},
-          {"virtual_stages", w.par.virtual_stages}, {"stack", c.estimate.stack}, {"step_time_s", c.estimate.step_time_s}, {"mfu", c.estimate.mfu},
-          {"tokens_per_s", c.estimate.tokens_per_s}, {"memory_per_gpu_bytes", static_cast<int64_t>(c.memory_per_gpu_bytes)},
-          {"time_to_train_s", c.estimate.time_to_train_s ? json(*c.estimate.time_to_train_s) : json(nullptr)}};
-}
-
 Result<std::pair<int64_t, int64_t>> parse_range(const std::string& s) {
   const auto dots = s.find("..");
   try {
@@ -84,7 +76,7 @@ struct PlanFlags {
   WorkloadFlags w;
   std::string gpu, gpus = "8";
   int64_t global_batch = 0, gpus_per_node = 0;
-  double network_gbps = 0, tokens = 0;
+  double network_gbps = 0, tokens = 0, headroom = kUnset;
   bool json = false;
 };
 
@@ -108,50 +100,84 @@ int run_plan(Context& ctx, PlanFlags f) {
   Cluster cluster = default_cluster(*g);
   if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
+  auto headroom = resolve_headroom(f.headroom, Platform::builtin());
+  if (!headroom) return fail(headroom.error());
+  auto prices = ctx.prices();
+  if (!prices) return fail(prices.error());
   PlanSpace space;
   space.min_gpus = range->first;
   space.max_gpus = range->second;
   space.global_batch = f.global_batch;
+  space.headroom = *headroom;
+  space.platform = &Platform::builtin();
   if (f.tokens > 0) space.tokens = f.tokens;
   if (f.w.ep == 0 && m.is_moe())
     for (int64_t ep = 1; ep <= std::min<int64_t>(range->second, m.experts); ep *= 2) space.expert_parallel.push_back(ep);
   Progress progress("planning");
   const PlanResult r = plan_training(m, base, *g, (*table)->for_gpu(*g, *stack), *stack, cluster, space, progress.callback());
+  const GpuPrice* price = (*prices)->find(g->id);
+  const auto quote = price ? price->cheapest_cloud() : std::nullopt;
+  auto priced = [&](const PlanCandidate& c) {
+    json j = plan_json(c);
+    j["usd_per_step"] = quote ? json(c.gpu_hours_per_step() * quote->usd_per_gpu_hour) : json(nullptr);
+    j["gpu_hours_to_train"] = c.estimate.gpu_hours ? json(*c.estimate.gpu_hours) : json(nullptr);
+    return j;
+  };
   if (f.json) {
     json ru = json::array(), per = json::array();
-    for (const auto& c : r.runners_up) ru.push_back(plan_json(c));
-    for (const auto& c : r.best_per_count) per.push_back(plan_json(c));
-    return print_json(json{{"schema_version", 1}, {"model", m.id}, {"gpu", g->id}, {"stack", stack->id},
+    for (const auto& c : r.runners_up) ru.push_back(priced(c));
+    for (const auto& c : r.best_per_count) per.push_back(priced(c));
+    return print_json(json{{"schema_version", 2}, {"model", m.id}, {"gpu", g->id}, {"stack", stack->id},
                             {"parameters", m.total_parameters()}, {"active_parameters", m.active_parameters()},
                             {"assumed_dense", m.assumed_dense}, {"notes", m.notes},
-                            {"best", r.best ? plan_json(*r.best) : json(nullptr)}, {"runners_up", ru},
+                            {"global_batch", r.global_batch}, {"seq", base.seq},
+                            {"headroom", {{"fraction", headroom->fraction}, {"basis", headroom->basis}}},
+                            {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
+                            {"price_provider", quote ? json(quote->provider) : json(nullptr)},
+                            {"best", r.best ? priced(*r.best) : json(nullptr)},
+                            {"cheapest", r.cheapest ? priced(*r.cheapest) : json(nullptr)}, {"runners_up", ru},
                             {"per_gpu_count", per}, {"configs_evaluated", r.configs_evaluated},
-                            {"configs_fitting", r.configs_fitting}}, "--model");
+                            {"configs_fitting", r.configs_fitting}, {"excluded_by_stack", r.excluded_by_stack},
+                            {"excluded_by_link", r.excluded_by_link}, {"excluded_by_memory", r.excluded_by_memory},
+                            {"refused", r.refused.empty() ? json(nullptr) : json(r.refused)}}, "--model");
   }
   fmt::print("{} on {} under {} ({}): {} layouts evaluated, {} fit in memory\n", m.name, g->id, stack->id, stack->name,
              r.configs_evaluated, r.configs_fitting);
   print_model_caveats(m);
+  fmt::print("Every plan trains at the same global batch: {} sequences of {} tokens ({} tokens a step).\n", r.global_batch,
+             base.seq, format_count(static_cast<double>(r.global_batch * base.seq)));
+  fmt::print("Every plan keeps at least {:.0f}% of each card free ({}).\n", 100 * headroom->fraction, headroom->basis);
+  if (r.excluded_by_stack || r.excluded_by_link)
+    fmt::print("Left out: {} layouts the {} stack does not offer, {} with tensor parallelism over cards without NVLink or peer-to-peer.\n",
+               r.excluded_by_stack, stack->id, r.excluded_by_link);
   fmt::print("\n");
+  if (!r.refused.empty()) return fail(make_error("--stack", r.refused));
   if (!r.best) {
     fmt::print("No layout fits on {}..{} x {}. Try more GPUs, a larger card, LoRA/QLoRA or a shorter sequence.\n",
                range->first, range->second, g->id);
     return 0;
   }
-  TextTable t({"rank", "GPUs", "tp", "pp", "dp", "ep", "micro-batch", "ZeRO", "recompute", "v", "step", "MFU", "memory/GPU"});
-  t.align_right({0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12});
+  TextTable t({"rank", "GPUs", "tp", "pp", "dp", "ep", "mb x acc", "ZeRO", "recompute", "offload", "v", "step", "MFU", "memory/GPU", "free",
+               "GPU-h/step", quote ? "$/step" : ""});
+  t.align_right({0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16});
   auto row = [&](const std::string& rank, const PlanCandidate& c) {
     const Workload& w = c.workload;
     t.add_row({rank, std::to_string(w.par.gpus()), std::to_string(w.par.tp), std::to_string(w.par.pp), std::to_string(w.par.dp),
-               std::to_string(w.par.ep), std::to_string(w.micro_batch), std::to_string(w.par.zero), to_string(w.recompute_spec()), std::to_string(w.par.virtual_stages),
-               format_seconds(c.estimate.step_time_s), fmt::format("{:.1f}%", 100 * c.estimate.mfu), format_bytes(c.memory_per_gpu_bytes)});
+               std::to_string(w.par.ep), fmt::format("{} x {}", w.micro_batch, w.grad_accum), std::to_string(w.par.zero), to_string(w.recompute_spec()),
+               w.offload_optimizer ? "optimizer" : "-", std::to_string(w.par.virtual_stages), format_seconds(c.estimate.step_time_s),
+               fmt::format("{:.1f}%", 100 * c.estimate.mfu), format_bytes(c.memory_per_gpu_bytes),
+               fmt::format("{:.0f}%", 100 * c.margin.free_fraction), fmt::format("{:.3g}", c.gpu_hours_per_step()),
+               quote ? format_usd(c.gpu_hours_per_step() * quote->usd_per_gpu_hour) : ""});
   };
-  row("best", *r.best);
+  row("fastest", *r.best);
   for (size_t i = 0; i < r.runners_up.size(); ++i) row(std::to_string(i + 2), r.runners_up[i]);
+  if (r.cheapest) row("cheapest", *r.cheapest);
   if (r.best_per_count.size() > 1) {
     t.add_separator();
     for (const auto& c : r.best_per_count) row("@" + std::to_string(c.workload.par.gpus()), c);
   }
   fmt::print("{}", t.render());
+  if (quote) fmt::print("$/step at {} {}/GPU-hour on demand ({}).\n", quote->provider, format_usd(quote->usd_per_gpu_hour), quote->date);
   return 0;
 }
 
@@ -162,6 +188,29 @@ struct CostFlags {
   double hours = 730, years = 0, kwh = -1, pue = 0;
   bool json = false;
 };
+
+json option_json(const CostOption& o) {
+  json j = {{"mode", o.mode}, {"provider", o.provider}, {"provider_class", o.provider_class}, {"total_usd", o.total_usd},
+            {"usd_per_month", o.usd_per_month}};
+  if (o.rental) {
+    const RentalCost& r = *o.rental;
+    j.update({{"usd_per_gpu_hour", r.quote.usd_per_gpu_hour}, {"billed_gpu_hours", r.billed_gpu_hours},
+              {"max_gpus", r.max_gpus > 0 ? json(r.max_gpus) : json(nullptr)}, {"over_capacity", r.over_capacity},
+              {"expected_interruptions", r.expected_interruptions}, {"lost_gpu_hours", r.lost_gpu_hours},
+              {"basis", r.quote.basis}, {"date", r.quote.date}});
+  }
+  if (o.tco) {
+    const OwnershipTco& t = *o.tco;
+    j.update({{"condition", o.condition}, {"gpus_bought", t.housing.gpus}, {"node_class", t.housing.node->id},
+              {"nodes", t.housing.nodes}, {"office", t.housing.office}, {"cards_usd", t.cards_usd},
+              {"servers_usd", t.servers_usd}, {"network_usd", t.network_usd}, {"capex_usd", t.capex_usd},
+              {"power_usd_per_month", t.power_usd_per_month}, {"colocation_usd_per_month", t.colocation_usd_per_month},
+              {"support_usd_per_month", t.support_usd_per_month}, {"staff_usd_per_month", t.staff_usd_per_month},
+              {"resale_usd", t.resale_usd}, {"card_usd", t.price.usd}, {"price_kind", t.price.kind},
+              {"basis", t.price.source}, {"date", t.price.date}});
+  }
+  return j;
+}
 
 int run_cost(Context& ctx, const CostFlags& f) {
   auto catalog = ctx.catalog();
@@ -183,65 +232,66 @@ int run_cost(Context& ctx, const CostFlags& f) {
   if (f.pue > 0) in.own.pue = f.pue;
   if (f.kwh >= 0) in.own.electricity_usd_per_kwh = f.kwh;
   const GpuPrice* p = (*prices)->find(g->id);
-  const CostComparison c = compare_rent_buy(*g, p, in);
-  if (c.cheaper.empty()) return fail(make_error("--gpu", "no cloud or purchase price on file for " + g->id + " (add one with --prices)"));
+  const CostReport c = cost_options(*g, p, **prices, Platform::builtin(), in);
+  if (c.options.empty()) return fail(make_error("--gpu", "no cloud or purchase price on file for " + g->id + " (add one with --prices)"));
+  auto first = [&](const char* mode) -> const CostOption* {
+    for (const auto& o : c.options)
+      if (o.mode == mode) return &o;
+    return nullptr;
+  };
+  const CostOption* od = first("on-demand");
+  const CostOption* buy = first("buy");
   if (f.json) {
-    return print_json(json{{"schema_version", 1}, {"gpu", g->id}, {"gpus", f.gpus}, {"hours_per_month", f.hours},
-                            {"years", in.own.lifetime_years}, {"cheaper", c.cheaper},
+    json options = json::array();
+    for (const auto& o : c.options) options.push_back(option_json(o));
+    return print_json(json{{"schema_version", 2}, {"gpu", g->id}, {"gpus", f.gpus}, {"hours_per_month", f.hours},
+                            {"years", in.own.lifetime_years}, {"cheaper", c.cheaper}, {"options", options},
                             {"break_even_months", c.break_even_months ? json(*c.break_even_months) : json(nullptr)},
                             {"break_even_utilisation", c.break_even_utilisation ? json(*c.break_even_utilisation) : json(nullptr)},
-                            {"cloud_cost_usd", c.cloud_usd_per_gpu_hour ? json(c.cloud_cost_usd) : json(nullptr)},
-                            {"own_cost_usd", c.purchase_usd_per_gpu ? json(c.own_cost_usd) : json(nullptr)},
-                            {"capex_usd", c.capex_usd}, {"power_usd_per_month", c.power_usd_per_month},
-                            {"cloud_usd_per_month", c.cloud_usd_per_month}, {"cloud_provider", c.cloud_provider},
-                            {"cloud_usd_per_gpu_hour", c.cloud_usd_per_gpu_hour ? json(*c.cloud_usd_per_gpu_hour) : json(nullptr)},
-                            {"purchase_usd_per_gpu", c.purchase_usd_per_gpu ? json(*c.purchase_usd_per_gpu) : json(nullptr)}}, "--gpu");
+                            {"cloud_cost_usd", od ? json(od->total_usd) : json(nullptr)},
+                            {"own_cost_usd", buy ? json(buy->total_usd) : json(nullptr)},
+                            {"capex_usd", buy ? buy->tco->capex_usd : 0.0},
+                            {"power_usd_per_month", buy ? buy->tco->power_usd_per_month : 0.0},
+                            {"cloud_usd_per_month", od ? od->usd_per_month : 0.0},
+                            {"cloud_provider", od ? od->provider : ""},
+                            {"cloud_usd_per_gpu_hour", od ? json(od->rental->quote.usd_per_gpu_hour) : json(nullptr)},
+                            {"purchase_usd_per_gpu", buy ? json(buy->tco->price.usd) : json(nullptr)}}, "--gpu");
   }
-  fmt::print("{} x {}, busy {:.0f} hours a month, over {:.0f} years\n\n", f.gpus, g->name, f.hours, in.own.lifetime_years);
-  if (c.cloud_usd_per_gpu_hour)
-    fmt::print("rent  {} ({} at {}/GPU-hour; {} a month)\n", format_usd(c.cloud_cost_usd), c.cloud_provider,
-               format_usd(*c.cloud_usd_per_gpu_hour), format_usd(c.cloud_usd_per_month));
-  else
-    fmt::print("rent  no cloud price on file\n");
-  if (c.purchase_usd_per_gpu)
-    fmt::print("buy   {} (cards and servers {}, power and cooling {} a month at PUE {:.2f}, {}/kWh)\n", format_usd(c.own_cost_usd),
-               format_usd(c.capex_usd), format_usd(c.power_usd_per_month), in.own.pue, format_usd(in.own.electricity_usd_per_kwh));
-  else
-    fmt::print("buy   no purchase price on file\n");
-  fmt::print("\ncheaper: {}\n", c.cheaper == "buy" ? "buy" : "rent in the cloud");
-  if (c.break_even_months) fmt::print("buying breaks even after {:.1f} months at this use\n", *c.break_even_months);
+  fmt::print("{} x {}, busy {:.0f} hours a month each, over {:.0f} years\n\n", f.gpus, g->name, f.hours, in.own.lifetime_years);
+  TextTable t({"option", "provider", "rate", "total", "a month", "notes"});
+  t.align_right({2, 3, 4});
+  for (const auto& o : c.options) {
+    std::string notes;
+    if (o.rental) {
+      const RentalCost& r = *o.rental;
+      if (r.over_capacity) notes = fmt::format("more than the {} GPUs offered without a contract", r.max_gpus);
+      else if (o.mode == "spot") notes = fmt::format("{:.2g} interruptions expected, {:.0f} GPU-hours redone", r.expected_interruptions, r.lost_gpu_hours);
+      else if (o.mode == "reserved-1y" || o.mode == "reserved-3y") notes = fmt::format("billed {:.0f} GPU-hours, busy or not", r.billed_gpu_hours);
+      t.add_row({o.mode, fmt::format("{} ({})", o.provider, o.provider_class), format_usd(r.quote.usd_per_gpu_hour) + "/GPU-h",
+                 format_usd(o.total_usd), format_usd(o.usd_per_month), notes});
+    } else {
+      const OwnershipTco& tc = *o.tco;
+      notes = fmt::format("{} x {} in {} {}{}; capex {}, {} a month to run, {} back at resale", tc.housing.gpus, format_usd(tc.price.usd),
+                          tc.housing.nodes, tc.housing.node->id, tc.housing.office ? " (office)" : " (colocation)",
+                          format_usd(tc.capex_usd), format_usd(tc.opex_usd_per_month()), format_usd(tc.resale_usd));
+      t.add_row({"buy " + o.condition, tc.price.kind, "", format_usd(o.total_usd), format_usd(o.usd_per_month), notes});
+    }
+  }
+  fmt::print("{}", t.render());
+  fmt::print("\ncheapest: {}\n", c.cheaper);
+  if (c.break_even_months) fmt::print("against {} on demand, buying breaks even after {:.1f} months at this use\n", od ? od->provider : "", *c.break_even_months);
   if (c.break_even_utilisation)
-    fmt::print("break-even utilisation over {:.0f} years: {:.0f}% of the month busy\n", in.own.lifetime_years, 100 * *c.break_even_utilisation);
+    fmt::print("over {:.0f} years buying and renting on demand cost the same when the GPUs are busy {:.0f}% of the month\n",
+               in.own.lifetime_years, 100 * *c.break_even_utilisation);
   return 0;
 }
 
 // ---- advise --------------------------------------------------------------------------------
 struct AdviseFlags {
   std::string file, html;
+  double headroom = kUnset;
   bool json = false, markdown = false;
 };
-
-json candidate_json(const Candidate& c) {
-  json jobs = json::array(), services = json::array();
-  for (const auto& j : c.jobs)
-    jobs.push_back({{"name", j.name}, {"plan", plan_json(j.plan)}, {"time_s", j.time_s}, {"cost_usd", j.cost_usd}, {"bottleneck", j.bottleneck}});
-  for (const auto& s : c.services)
-    services.push_back({{"name", s.name}, {"tp", s.option.tp}, {"concurrency_per_replica", s.option.concurrency},
-                        {"replicas_peak", s.option.replicas_peak}, {"replicas_min", s.option.replicas_min},
-                        {"gpus_peak", s.option.gpus_peak}, {"gpus_min", s.option.gpus_min}, {"ttft_s", s.option.ttft_s},
-                        {"tpot_s", s.option.tpot_s}, {"usd_per_month", s.usd_per_month},
-                        {"usd_per_million_tokens", s.usd_per_million_tokens}});
-  json j = {{"gpu", c.gpu}, {"tier", to_string(c.tier)}, {"mode", c.mode}};
-  if (!c.why.empty()) {
-    j["why"] = c.why;
-    return j;
-  }
-  j.update({{"gpus", c.gpus}, {"total_cost_usd", c.total_cost_usd}, {"capex_usd", c.capex_usd}, {"usd_per_month", c.usd_per_month},
-            {"training_time_s", c.training_time_s}, {"pareto", c.pareto},
-            {"break_even_months", c.break_even_months ? json(*c.break_even_months) : json(nullptr)},
-            {"jobs", jobs}, {"services", services}});
-  return j;
-}
 
 int64_t today_days() {
   return static_cast<int64_t>(std::time(nullptr) / 86400);
@@ -266,8 +316,10 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   if (!catalog) return fail(catalog.error());
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
+  auto headroom = resolve_headroom(f.headroom, Platform::builtin());
+  if (!headroom) return fail(headroom.error());
   Progress progress("advising");
-  const Advice a = advise(*req, **catalog, **prices, **table, progress.callback());
+  const Advice a = advise(*req, **catalog, **prices, **table, Platform::builtin(), AdviseOptions{*headroom}, progress.callback());
   if (!f.html.empty()) {
     ReportFigures fig;
     MemoryEstimate mem;
@@ -302,19 +354,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
     out << render_html(*req, a, fig);
     if (!out) return fail(make_error("--html", "write to " + f.html + " failed"));
   }
-  if (f.json) {
-    json cands = json::array(), rej = json::array();
-    for (const auto& c : a.candidates) cands.push_back(candidate_json(c));
-    for (const auto& c : a.rejected) rej.push_back(candidate_json(c));
-    json rec = nullptr;
-    if (a.recommendation) {
-      rec = candidate_json(*a.recommendation);
-      rec["reasons"] = a.reasons;
-    }
-    return print_json(json{{"schema_version", 1}, {"workload", req->name}, {"horizon_years", a.horizon_years},
-                            {"recommendation", rec}, {"candidates", cands}, {"rejected", rej},
-                            {"configs_evaluated", a.configs_evaluated}}, "workload");
-  }
+  if (f.json) return print_json(advice_json(*req, a), "workload");
   if (f.markdown) {
     fmt::print("{}", render_markdown(*req, a));
     return 0;
@@ -322,21 +362,23 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   fmt::print("{}\n\n", req->name);
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
-    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, r.gpu, to_string(r.tier), r.mode == "buy" ? "buy" : "rent");
-    for (const auto& reason : a.reasons) fmt::print("  - {}\n", reason);
+    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, r.gpu, to_string(r.tier), r.how());
+    for (const auto& reason : a.reasons) fmt::print("  - {}\n", reason.text);
+    if (!a.caveats.empty()) fmt::print("Caveats:\n");
+    for (const auto& c : a.caveats) fmt::print("  - {}\n", c.text);
   } else {
     fmt::print("No GPU option meets every constraint; the reasons are below.\n");
   }
-  TextTable t({"GPU", "tier", "mode", "GPUs", "total cost", "training time", ""});
+  TextTable t({"GPU", "tier", "how", "GPUs", "total cost", "training time", ""});
   t.align_right({3, 4, 5});
   for (size_t i = 0; i < a.candidates.size() && i < 12; ++i) {
     const Candidate& c = a.candidates[i];
-    t.add_row({c.gpu, to_string(c.tier), c.mode, std::to_string(c.gpus), format_usd(c.total_cost_usd),
+    t.add_row({c.gpu, to_string(c.tier), c.how(), std::to_string(c.gpus), format_usd(c.total_cost_usd),
                c.training_time_s > 0 ? format_seconds(c.training_time_s) : "-", c.pareto ? "Pareto" : ""});
   }
   fmt::print("\nCandidates, cheapest first ({} of {}):\n{}", std::min<size_t>(12, a.candidates.size()), a.candidates.size(), t.render());
   fmt::print("\nRejected ({}):\n", a.rejected.size());
-  for (const auto& c : a.rejected) fmt::print("  {} ({}): {}\n", c.gpu, c.mode, c.why);
+  for (const auto& c : a.rejected) fmt::print("  {} ({}) [{}]: {}\n", c.gpu, c.how(), c.rule, c.why.text);
   if (!f.html.empty()) fmt::print("\nReport written to {}\n", f.html);
   return 0;
 }
@@ -355,7 +397,8 @@ std::vector<Command> advise_commands() {
          sub.remove_option(sub.get_option("--dp"));
          sub.add_option("--gpus", f->gpus, "GPU count or range of powers of two, e.g. 8..16384")->capture_default_str();
          sub.add_option("--gpu", f->gpu, "catalog GPU id")->required();
-         sub.add_option("--global-batch", f->global_batch, "sequences per step (default 4 x GPUs)");
+         sub.add_option("--global-batch", f->global_batch, "sequences per step, the same at every GPU count (default: about 1M tokens)");
+         add_headroom_flag(sub, f->headroom);
          sub.add_option("--tokens", f->tokens, "tokens to train on, for time to train");
          sub.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
          sub.add_option("--network-gbps", f->network_gbps, "network per GPU, Gb/s");
@@ -381,6 +424,7 @@ std::vector<Command> advise_commands() {
          sub.add_flag("--json", f->json, "JSON output");
          sub.add_flag("--markdown", f->markdown, "Markdown output");
          sub.add_option("--html", f->html, "also write a self-contained HTML report with charts")->option_text("FILE");
+         add_headroom_flag(sub, f->headroom);
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_advise(ctx, *f); }; });
        }},
   };

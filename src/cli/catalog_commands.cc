@@ -35,12 +35,16 @@ int run_gpus(Context& ctx, const GpusFlags& f) {
     for (const Gpu* g : shown) {
       nlohmann::json j = to_json(*g);
       const GpuPrice* p = (*prices)->find(g->id);
-      j["purchase_usd"] = p && p->purchase_usd ? nlohmann::json(*p->purchase_usd) : nlohmann::json(nullptr);
-      nlohmann::json cloud = nlohmann::json::array();
-      if (p)
+      j["purchase_usd"] = p && p->purchase_usd() ? nlohmann::json(*p->purchase_usd()) : nlohmann::json(nullptr);
+      nlohmann::json purchase = nlohmann::json::array(), cloud = nlohmann::json::array();
+      if (p) {
+        for (const auto& b : p->purchase)
+          purchase.push_back({{"condition", b.condition}, {"usd", b.usd}, {"kind", b.kind}, {"source", b.source}, {"date", b.date}});
         for (const auto& c : p->cloud)
-          cloud.push_back({{"provider", c.provider}, {"usd_per_gpu_hour", c.usd_per_gpu_hour},
-                           {"basis", c.basis}, {"date", c.date}});
+          cloud.push_back({{"provider", c.provider}, {"class", c.provider_class}, {"mode", to_string(c.mode)},
+                           {"usd_per_gpu_hour", c.usd_per_gpu_hour}, {"basis", c.basis}, {"date", c.date}});
+      }
+      j["purchase"] = purchase;
       j["cloud"] = cloud;
       arr.push_back(j);
     }
@@ -63,7 +67,7 @@ int run_gpus(Context& ctx, const GpusFlags& f) {
                                              g->nvlink_domain_gpus > 0 ? fmt::format(" x{}", g->nvlink_domain_gpus) : "")
                                : "PCIe only",
                cloud ? fmt::format("{:.2f}", cloud->usd_per_gpu_hour) : "-",
-               p && p->purchase_usd ? format_usd(*p->purchase_usd) : "-"});
+               p && p->purchase_usd() ? format_usd(*p->purchase_usd()) : "-"});
   }
   fmt::print("{}", t.render());
   fmt::print("Dense tensor peaks (no sparsity); bf16/fp16 with FP32 accumulate. Sources: `gpuplan gpus --json`.\n");

@@ -28,6 +28,17 @@ Result<const T*> load_once(std::optional<T>& slot, const std::string& path, cons
 }
 }  // namespace
 
+void add_headroom_flag(CLI::App& sub, double& value) {
+  sub.add_option("--headroom", value, "share of each card's memory a plan must leave free, 0 to 0.9 (default: platform.toml's)")
+      ->option_text("FRACTION");
+}
+
+Result<Headroom> resolve_headroom(double value, const Platform& platform) {
+  if (std::isnan(value)) return Headroom{platform.default_headroom_fraction(), "default: " + platform.headroom_source()};
+  if (!(value >= 0 && value < 0.9)) return make_error("--headroom", "must be at least 0 and below 0.9");
+  return Headroom{value, "--headroom"};
+}
+
 Result<const Catalog*> Context::catalog() { return load_once(catalog_, flags_.catalog_path, "--catalog"); }
 
 Result<const PriceBook*> Context::prices() { return load_once(prices_, flags_.prices_path, "--prices"); }

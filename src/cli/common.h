@@ -6,13 +6,17 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 
 #include "hardware/catalog.h"
 #include "hardware/efficiency.h"
+#include "hardware/platform.h"
 #include "hardware/prices.h"
+#include "memory/headroom.h"
 #include "util/status.h"
 
 namespace gpuplan::cli {
@@ -37,6 +41,13 @@ class Context {
   std::optional<PriceBook> prices_;
   std::optional<EfficiencyTable> efficiency_;
 };
+
+// --headroom FRACTION on memory, plan and advise: the share of each card's memory a plan must leave
+// free. `value` starts as NaN and stays so when the flag is absent.
+inline constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+void add_headroom_flag(CLI::App& sub, double& value);
+// The flag's value, or the platform data's default with its source.
+Result<Headroom> resolve_headroom(double value, const Platform& platform);
 
 // Prints "gpuplan: error: <field>: <message>" and returns the usage exit code.
 int fail(const Error& e);

@@ -4,6 +4,8 @@
 #include "cli/common.h"
 #include "cli/workload_flags.h"
 #include "memory/fit.h"
+#include "perf/comm.h"
+#include "planner/fit_search.h"
 #include "report/json_report.h"
 #include "report/table.h"
 #include "util/units.h"
@@ -15,8 +17,21 @@ namespace {
 struct MemoryFlags {
   WorkloadFlags w;
   std::string gpu;
+  double headroom = kUnset;
   bool json = false;
 };
+
+nlohmann::json fit_step_json(const FitStep& s) {
+  return {{"gpus", s.workload.par.gpus()}, {"workload", to_json(s.workload)},
+          {"memory_per_gpu_bytes", static_cast<int64_t>(s.memory_per_gpu_bytes)},
+          {"host_bytes_per_node", static_cast<int64_t>(s.host_bytes_per_node)}, {"changes", s.changes}};
+}
+
+std::string changes_text(const FitStep& s) {
+  std::string out;
+  for (size_t i = 0; i < s.changes.size(); ++i) out += (i == 0 ? "" : i + 1 == s.changes.size() ? " and " : ", ") + s.changes[i];
+  return out.empty() ? "as given" : out;
+}
 
 std::string describe(const ModelSpec& m, const Workload& w) {
   std::string what = w.task == Task::infer
@@ -52,17 +67,38 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     if (!g) return fail(g.error());
     gpu = *g;
   }
+  auto headroom = resolve_headroom(f.headroom, Platform::builtin());
+  if (!headroom) return fail(headroom.error());
   const Efficiency eff = gpu ? (*table)->for_gpu(*gpu) : (*table)->for_gpu(Gpu{});
   const MemoryEstimate e = estimate_memory(model, w, eff);
   std::optional<FitReport> fit;
   std::optional<Workload> split;
+  FitSearch search;
   if (gpu) {
-    fit = check_fit(model, w, *gpu, eff);
-    if (!fit->fits) split = smallest_fitting_split(model, w, *gpu, eff);
+    fit = check_fit(model, w, *gpu, eff, *headroom);
+    if (!fit->fits) {
+      if (w.training()) {
+        // What engineers try before adding GPUs: micro-batch, recompute, ZeRO, CPU offload.
+        search = find_fit(model, w, *gpu, eff, *stack, &Platform::builtin(), *headroom, default_cluster(*gpu).gpus_per_node);
+        if (search.first) split = search.first->workload;
+      } else {
+        split = smallest_fitting_split(model, w, *gpu, eff, 4096, *headroom);
+      }
+    }
   }
   if (f.json) {
     nlohmann::json j = memory_json(model, w, e, gpu ? &*gpu : nullptr, fit, split);
     j["stack"] = stack ? nlohmann::json(stack->id) : nlohmann::json(nullptr);
+    j["memory_per_gpu_bytes"] = static_cast<int64_t>(e.nvidia_smi());
+    j["headroom"] = {{"fraction", headroom->fraction}, {"basis", headroom->basis}};
+    if (fit) {
+      j["free_fraction"] = fit->margin.free_fraction;
+      j["required_headroom_fraction"] = fit->margin.required_fraction;
+      j["required_headroom_bytes"] = static_cast<int64_t>(fit->margin.required_bytes);
+      j["fits_without_headroom"] = fit->margin.fits_without_headroom;
+    }
+    j["fit_search"] = {{"first", search.first ? fit_step_json(*search.first) : nlohmann::json(nullptr)},
+                       {"without_offload", search.without_offload ? fit_step_json(*search.without_offload) : nlohmann::json(nullptr)}};
     return print_json(j, "--model");
   }
   fmt::print("{}\n", describe(model, w));
@@ -88,10 +124,16 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   if (e.cpu_offload > 0) fmt::print("CPU memory for offloaded optimizer states: {}\n", format_bytes(e.cpu_offload));
   if (gpu) {
     fmt::print("\nOn {} ({}): ", gpu->name, format_bytes(fit->capacity_bytes));
+    const MemoryMargin& mg = fit->margin;
     if (fit->fits)
-      fmt::print("fits, with {} to spare.\n", format_bytes(fit->headroom_bytes));
+      fmt::print("fits, with {} ({:.0f}%) free; plans keep at least {:.0f}% free.\n", format_bytes(mg.free_bytes),
+                 100 * mg.free_fraction, 100 * mg.required_fraction);
+    else if (mg.fits_without_headroom)
+      fmt::print("too close: {} ({:.0f}%) free, less than the {:.0f}% ({}) every plan keeps ({}).\n", format_bytes(mg.free_bytes),
+                 100 * mg.free_fraction, 100 * mg.required_fraction, format_bytes(mg.required_bytes), headroom->basis);
     else
-      fmt::print("does NOT fit: short by {}.\n", format_bytes(-fit->headroom_bytes));
+      fmt::print("does NOT fit: short by {}, and plans keep {:.0f}% free beyond that.\n", format_bytes(-fit->headroom_bytes),
+                 100 * mg.required_fraction);
     if (fit->max_batch)
       fmt::print("Largest {} that fits: {}.\n", w.training() ? "micro-batch" : "number of concurrent sequences", *fit->max_batch);
     else
@@ -99,12 +141,20 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     if (fit->max_seq)
       fmt::print("Longest sequence at batch {}: {} tokens{}.\n", w.micro_batch, *fit->max_seq,
                  fit->max_seq_capped ? " (the model's context limit)" : "");
-    if (split)
-      fmt::print("It fits on {} x {} with {} (per GPU {}).\n", split->par.gpus(), gpu->id,
-                 w.training() ? "ZeRO-3 / FSDP full sharding" : fmt::format("tensor parallel {}", split->par.tp),
+    if (search.first) {
+      const FitStep& s1 = *search.first;
+      fmt::print("It fits on {} x {} with {} (per GPU {}{}).\n", s1.workload.par.gpus(), gpu->id, changes_text(s1),
+                 format_bytes(s1.memory_per_gpu_bytes),
+                 s1.host_bytes_per_node > 0 ? fmt::format("; {} of CPU memory per node", format_bytes(s1.host_bytes_per_node)) : "");
+      if (search.without_offload && search.without_offload->workload.par.gpus() != s1.workload.par.gpus())
+        fmt::print("Keeping everything on the GPUs: {} x {} with {} (per GPU {}).\n", search.without_offload->workload.par.gpus(),
+                   gpu->id, changes_text(*search.without_offload), format_bytes(search.without_offload->memory_per_gpu_bytes));
+    } else if (split) {
+      fmt::print("It fits on {} x {} with tensor parallel {} (per GPU {}).\n", split->par.gpus(), gpu->id, split->par.tp,
                  format_bytes(estimate_memory(model, *split, eff).nvidia_smi()));
-    else if (!fit->fits)
-      fmt::print("No power-of-two split up to 4096 GPUs makes it fit this card.\n");
+    } else if (!fit->fits) {
+      fmt::print("No power-of-two split up to 4096 GPUs makes it fit this card with the headroom kept.\n");
+    }
   }
   return 0;
 }
@@ -118,6 +168,7 @@ std::vector<Command> memory_commands() {
              add_workload_flags(sub, f->w);
              add_stack_flag(sub, f->w);
              sub.add_option("--gpu", f->gpu, "catalog GPU id: say whether it fits, and the largest batch");
+             add_headroom_flag(sub, f->headroom);
              sub.add_flag("--json", f->json, "JSON output");
              sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_memory(ctx, *f); }; });
            }}};

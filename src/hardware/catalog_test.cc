@@ -80,6 +80,52 @@ TEST(Prices, EveryPriceNamesACatalogGpuAndIsDated) {
   // Datacenter parts most teams rent have quotes from at least two providers.
   for (const char* id : {"h100-sxm", "h200-sxm", "a100-80gb-sxm", "l40s", "l4"})
     EXPECT_GE(PriceBook::builtin().find(id)->cloud.size(), 2u) << id;
+  for (const auto& p : PriceBook::builtin().prices())
+    for (const auto& b : p.purchase) {
+      EXPECT_FALSE(b.source.empty()) << p.gpu;
+      EXPECT_FALSE(b.date.empty()) << p.gpu;
+    }
+}
+
+// A buyer sees more than one price: on demand, reservations and spot across provider classes.
+TEST(Prices, TheH100IsQuotedEveryWayABuyerRentsIt) {
+  const GpuPrice* p = PriceBook::builtin().find("h100-sxm");
+  ASSERT_NE(p, nullptr);
+  for (RentalMode m : {RentalMode::on_demand, RentalMode::capacity_block, RentalMode::reserved_1y, RentalMode::reserved_3y, RentalMode::spot})
+    EXPECT_TRUE(p->cheapest(m).has_value()) << to_string(m);
+  for (const char* cls : {"hyperscaler", "gpu-cloud", "marketplace"}) EXPECT_TRUE(p->cheapest(RentalMode::on_demand, cls)) << cls;
+  // Reserved is cheaper than on demand, spot cheaper still.
+  EXPECT_LT(p->cheapest(RentalMode::reserved_1y)->usd_per_gpu_hour, p->cheapest(RentalMode::on_demand)->usd_per_gpu_hour);
+  EXPECT_LT(p->cheapest(RentalMode::spot)->usd_per_gpu_hour, p->cheapest(RentalMode::on_demand)->usd_per_gpu_hour);
+}
+
+TEST(Prices, ConsumerCardsAreAtStreetOrUsedPricesNotLaunchMsrp) {
+  for (const char* id : {"rtx-5090", "rtx-4090", "rtx-3090"}) {
+    const PurchasePrice* p = PriceBook::builtin().find(id)->purchase_price();
+    ASSERT_NE(p, nullptr) << id;
+    EXPECT_EQ(p->kind, "street") << id;
+  }
+}
+
+// A user's file with `extends = "builtin"` replaces the rows it names and keeps the rest.
+TEST(Prices, UserQuotesOverlayTheBuiltInBook) {
+  auto r = PriceBook::from_toml(
+      "extends = \"builtin\"\n[ownership]\nelectricity_usd_per_kwh = 0.30\n"
+      "[[price]]\ngpu = \"h100-sxm\"\npurchase = [{ condition = \"new\", usd = 21000, kind = \"quote\", source = \"our vendor\", date = \"2026-06\" }]\n"
+      "cloud = [{ provider = \"Acme\", class = \"gpu-cloud\", mode = \"reserved-1y\", usd_per_gpu_hour = 1.5, basis = \"our contract\", date = \"2026-06\" }]\n",
+      "mine.toml");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_DOUBLE_EQ(*r->find("h100-sxm")->purchase_usd(), 21000);
+  EXPECT_EQ(r->find("h100-sxm")->cloud.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->ownership().electricity_usd_per_kwh, 0.30);
+  EXPECT_DOUBLE_EQ(r->ownership().pue, PriceBook::builtin().ownership().pue);
+  EXPECT_NE(r->find("a100-80gb-sxm"), nullptr);  // untouched rows kept
+  auto bad = PriceBook::from_toml("[[price]]\ngpu='x'\ncloud=[{provider='p', class='nope', mode='on-demand', usd_per_gpu_hour=1, basis='b', date='d'}]\n", "b.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().to_string().find("provider class"), std::string::npos);
+  auto mode = PriceBook::from_toml("[[price]]\ngpu='x'\ncloud=[{provider='p', class='gpu-cloud', mode='monthly', usd_per_gpu_hour=1, basis='b', date='d'}]\n", "b.toml");
+  ASSERT_FALSE(mode.ok());
+  EXPECT_NE(mode.error().to_string().find("mode"), std::string::npos);
 }
 
 TEST(Efficiency, GpuOverridesArchitectureOverridesDefault) {

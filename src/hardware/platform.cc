@@ -206,7 +206,7 @@ Result<StackSupport> parse_stack_support(const toml::table& t, const std::string
 Result<NodeClass> parse_node(const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "matches", "tiers", "gpus_per_node", "purchase_unit_gpus", "needs",
-                            "host_memory_gb", "host_memory_bw_gbps", "source"}))
+                            "host_memory_gb", "host_memory_bw_gbps", "host_watts", "source"}))
     return *s;
   NodeClass n;
   for (auto [key, out] : {std::pair{"id", &n.id}, std::pair{"name", &n.name}, std::pair{"needs", &n.needs},
@@ -231,7 +231,8 @@ Result<NodeClass> parse_node(const toml::table& t, const std::string& where) {
     *out = *v;
   }
   if (n.purchase_unit_gpus > n.gpus_per_node) return make_error(f.field("purchase_unit_gpus"), "exceeds gpus_per_node");
-  for (auto [key, out, scale] : {std::tuple{"host_memory_gb", &n.host_memory_bytes, 1e9}, std::tuple{"host_memory_bw_gbps", &n.host_memory_Bps, 1e9}}) {
+  for (auto [key, out, scale] : {std::tuple{"host_memory_gb", &n.host_memory_bytes, 1e9}, std::tuple{"host_memory_bw_gbps", &n.host_memory_Bps, 1e9},
+                                      std::tuple{"host_watts", &n.host_watts, 1.0}}) {
     auto v = f.number(key);
     if (!v) return v.error();
     if (!(*v > 0) || *v > 1e6) return make_error(f.field(key), "must be positive");
@@ -263,7 +264,7 @@ Status read_rows(const toml::table& doc, const char* key, const std::string& ori
 Result<Platform> Platform::from_table(const toml::table& doc, const std::string& origin) {
   TomlFields top(doc, origin);
   if (auto s = top.only_keys({"architecture", "software", "stack_support", "node", "licence", "peer_to_peer", "office",
-                              "memory_headroom"}))
+                              "memory_headroom", "planning"}))
     return *s;
   Platform p;
   if (auto s = read_rows(doc, "architecture", origin, true, p.architectures_, parse_architecture)) return *s;
@@ -334,6 +335,19 @@ Result<Platform> Platform::from_table(const toml::table& doc, const std::string&
     if (!(*frac >= 0) || *frac >= 0.9) return make_error(f.field("default_fraction"), "must be at least 0 and below 0.9");
     p.headroom_fraction_ = *frac;
     p.headroom_source_ = *src;
+  }
+  if (const toml::node* pl = doc.get("planning")) {
+    const toml::table* t = pl->as_table();
+    if (!t) return make_error(origin + ": planning", "must be a table");
+    TomlFields f(*t, origin + ": planning");
+    if (auto s = f.only_keys({"cost_tie_fraction", "source"})) return *s;
+    auto frac = f.number("cost_tie_fraction");
+    auto src = f.string("source");
+    if (!frac) return frac.error();
+    if (!src) return src.error();
+    if (!(*frac >= 0) || *frac > 1) return make_error(f.field("cost_tie_fraction"), "must be between 0 and 1");
+    p.cost_tie_fraction_ = *frac;
+    p.cost_tie_source_ = *src;
   }
   // Ids must be unique: a second record would silently shadow the first.
   auto unique = [&](auto& rows, auto id_of, const char* what) -> Status {

@@ -80,6 +80,7 @@ struct NodeClass {
   std::string needs;  // what buying the cards entails, for people ("" = nothing special)
   double host_memory_bytes = 0;
   double host_memory_Bps = 0;
+  double host_watts = 0;  // the host's own peak draw (CPUs, memory, fans, drives)
   std::string source;
 };
 
@@ -120,6 +121,9 @@ class Platform {
   const OfficeLimits& office() const { return office_; }
   double default_headroom_fraction() const { return headroom_fraction_; }
   const std::string& headroom_source() const { return headroom_source_; }
+  // Costs closer than this share are a tie, broken by the fewest GPUs.
+  double cost_tie_fraction() const { return cost_tie_fraction_; }
+  const std::string& cost_tie_source() const { return cost_tie_source_; }
   const std::vector<ArchitectureFacts>& architectures() const { return architectures_; }
   const std::vector<Software>& software_list() const { return software_; }
   const std::vector<StackSupport>& stack_supports() const { return stacks_; }
@@ -141,6 +145,8 @@ class Platform {
   OfficeLimits office_;
   double headroom_fraction_ = 0.1;
   std::string headroom_source_;
+  double cost_tie_fraction_ = 0;
+  std::string cost_tie_source_;
 };
 
 // "8.6" as 86; 0 when empty or not a number.

@@ -32,23 +32,25 @@ int64_t largest_true(int64_t hi, Pred pred) {
 
 }  // namespace
 
-FitReport check_fit(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff) {
+FitReport check_fit(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff, const Headroom& headroom) {
   FitReport r;
   r.capacity_bytes = usable_memory_bytes(gpu);
   const MemoryEstimate e = estimate_memory(m, w, eff);
   r.headroom_bytes = r.capacity_bytes - e.nvidia_smi();
-  r.fits = r.headroom_bytes >= 0;
+  r.margin = memory_margin(e.nvidia_smi(), r.capacity_bytes, headroom);
+  r.fits = r.margin.fits;
+  const double limit = usable_with_headroom(r.capacity_bytes, headroom);
   const int64_t b = largest_true(1 << 20, [&](int64_t v) {
     Workload x = w;
     x.micro_batch = v;
-    return fits_with(m, x, eff, r.capacity_bytes);
+    return fits_with(m, x, eff, limit);
   });
   if (b > 0) r.max_batch = b;
   const int64_t seq_cap = m.max_position > 0 ? m.max_position : (int64_t{1} << 24);
   const int64_t s = largest_true(seq_cap, [&](int64_t v) {
     Workload x = w;
     x.seq = v;
-    return fits_with(m, x, eff, r.capacity_bytes);
+    return fits_with(m, x, eff, limit);
   });
   if (s > 0) {
     r.max_seq = s;
@@ -58,8 +60,8 @@ FitReport check_fit(const ModelSpec& m, const Workload& w, const Gpu& gpu, const
 }
 
 std::optional<Workload> smallest_fitting_split(const ModelSpec& m, const Workload& w, const Gpu& gpu,
-                                               const Efficiency& eff, int64_t max_gpus) {
-  const double cap = usable_memory_bytes(gpu);
+                                               const Efficiency& eff, int64_t max_gpus, const Headroom& headroom) {
+  const double cap = usable_with_headroom(usable_memory_bytes(gpu), headroom);
   for (int64_t n = 2; n <= max_gpus; n *= 2) {
     Workload x = w;
     if (w.training()) {

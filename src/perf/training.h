@@ -36,6 +36,7 @@ struct StepBreakdown {
   double dp_comm_total_s = 0;
   double bubble_s = 0;         // pipeline fill and drain
   double optimizer_s = 0;      // the parameter update
+  double offload_s = 0;        // optimizer states in CPU memory: PCIe transfers and the host's update (perf/offload.h)
 };
 
 struct TrainingEstimate {

@@ -146,10 +146,10 @@ std::string roofline_chart(const ReportFigures& f) {
 
 std::string candidate_row(const Candidate& c, bool rejected) {
   return fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
-                     esc(c.gpu), to_string(c.tier), c.mode, rejected ? "" : std::to_string(c.gpus),
+                     esc(c.gpu), to_string(c.tier), esc(c.how()), rejected ? "" : std::to_string(c.gpus),
                      rejected ? "" : format_usd(c.total_cost_usd),
                      rejected || c.training_time_s == 0 ? "" : format_seconds(c.training_time_s),
-                     rejected ? esc(c.why) : (c.pareto ? "Pareto front" : ""));
+                     rejected ? esc(c.why.text) : (c.pareto ? "Pareto front" : ""));
 }
 
 }  // namespace
@@ -163,9 +163,12 @@ std::string render_html(const AdviseRequest& req, const Advice& a, const ReportF
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
     h += fmt::format("<div class='rec'><h2>Recommendation: {} x {} ({}, {})</h2><p>Total {} over {:.0f} years.</p><ul>", r.gpus,
-                     esc(r.gpu), to_string(r.tier), r.mode == "buy" ? "buy" : "rent", format_usd(r.total_cost_usd), a.horizon_years);
-    for (const auto& reason : a.reasons) h += "<li>" + esc(reason) + "</li>";
-    h += "</ul></div>";
+                     esc(r.gpu), to_string(r.tier), esc(r.how()), format_usd(r.total_cost_usd), a.horizon_years);
+    for (const auto& reason : a.reasons) h += "<li>" + esc(reason.text) + "</li>";
+    h += "</ul>";
+    if (!a.caveats.empty()) h += "<h3>Caveats</h3><ul>";
+    for (const auto& c : a.caveats) h += "<li>" + esc(c.text) + "</li>";
+    h += std::string(a.caveats.empty() ? "" : "</ul>") + "</div>";
   } else {
     h += "<div class='rec'><h2>No option meets the constraints</h2><p>See the rejected list below.</p></div>";
   }
@@ -185,17 +188,19 @@ std::string render_markdown(const AdviseRequest& req, const Advice& a) {
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
     m += fmt::format("**Recommendation: {} x {} ({}, {}), {} over {:.0f} years.**\n\n", r.gpus, r.gpu, to_string(r.tier),
-                     r.mode == "buy" ? "buy" : "rent", format_usd(r.total_cost_usd), a.horizon_years);
-    for (const auto& reason : a.reasons) m += "- " + reason + "\n";
+                     r.how(), format_usd(r.total_cost_usd), a.horizon_years);
+    for (const auto& reason : a.reasons) m += "- " + reason.text + "\n";
+    if (!a.caveats.empty()) m += "\nCaveats:\n\n";
+    for (const auto& c : a.caveats) m += "- " + c.text + "\n";
   } else {
     m += "**No option meets the constraints.**\n";
   }
   m += "\n| GPU | tier | mode | GPUs | total cost | training time | |\n|---|---|---|---:|---:|---:|---|\n";
   for (const auto& c : a.candidates)
-    m += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.gpu, to_string(c.tier), c.mode, c.gpus, format_usd(c.total_cost_usd),
+    m += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.gpu, to_string(c.tier), c.how(), c.gpus, format_usd(c.total_cost_usd),
                      c.training_time_s > 0 ? format_seconds(c.training_time_s) : "", c.pareto ? "Pareto" : "");
   m += "\n## Rejected\n\n";
-  for (const auto& c : a.rejected) m += fmt::format("- {} ({}): {}\n", c.gpu, c.mode, c.why);
+  for (const auto& c : a.rejected) m += fmt::format("- {} ({}, rule {}): {}\n", c.gpu, c.how(), c.rule, c.why.text);
   return m;
 }
 

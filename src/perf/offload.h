@@ -1,0 +1,27 @@
+// The time a training step spends on optimizer states kept in CPU memory (ZeRO-Offload, Ren et al.
+// 2021, "ZeRO-Offload: Democratizing Billion-Scale Model Training", section 4): each GPU sends its
+// gradient shard over PCIe and gets its updated 16-bit weights back, and the host updates the
+// node's shards, reading and writing fp32 master weights and optimizer moments in host memory.
+// Counted after the backward pass, not overlapped (DeepSpeed's delayed parameter update is off by
+// default), at the PCIe and host-memory peaks: a lower bound on the cost.
+#pragma once
+
+#include <cstdint>
+
+#include "hardware/gpu.h"
+#include "model/model.h"
+#include "perf/training.h"
+#include "workload/workload.h"
+
+namespace gpuplan {
+
+// REQUIRES: w.offload_optimizer. `gpus_per_node` GPUs share the host's `host_memory_Bps`.
+double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu& gpu, int64_t gpus_per_node,
+                                double host_memory_Bps);
+
+// Puts the optimizer update on the host: replaces the step's GPU optimizer time with `offload_s`
+// and updates what follows from the step time (tokens/s, MFU, HFU,
+// time and GPU-hours to train).
+void add_offload_time(TrainingEstimate& e, double offload_s);
+
+}  // namespace gpuplan
