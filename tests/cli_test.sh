@@ -65,7 +65,7 @@ check malformed_catalog_toml 2 "malformed TOML" -- --catalog "$tmp/cat2.toml" gp
 
 json_has memory_json_shape "set(d['breakdown']) >= {'weights','gradients','optimizer','activations','kv_cache','overhead'} and isinstance(d['per_gpu_bytes'], int) and d['fits'] is None and d['max_batch'] is None and sum(d['breakdown'].values()) == d['per_gpu_bytes'] or abs(sum(d['breakdown'].values()) - d['per_gpu_bytes']) <= 6" -- memory --model llama-3.1-8b --json
 json_has memory_fit_json "d['fits'] is True and d['max_batch'] >= 1 and d['gpu'] == 'h100-sxm'" -- memory --model llama-3.1-8b --task infer --gpu h100-sxm --json
-json_has memory_nofit_json "d['fits'] is False and d['max_batch'] is None and d['fits_when_split']['gpus'] >= 16" -- memory --model llama-3.1-70b --gpu h100-sxm --json
+json_has memory_nofit_json "d['fits'] is False and d['max_batch'] is None and 2 <= d['fits_when_split']['gpus'] <= 16" -- memory --model llama-3.1-70b --gpu h100-sxm --json
 json_has models_json "len(d) >= 18 and all('id' in m and 'parameters' in m for m in d) and any(m['id']=='llama-3.1-8b' and m['parameters']==8030261248 for m in d)" -- models --json
 json_has gpus_json_tier "len(d) >= 3 and all(g['tier']=='consumer' for g in d)" -- gpus --tier consumer --json
 json_has gpus_json_min_memory "all(g['memory_gb'] >= 80 for g in d) and any(g['id']=='b200' for g in d)" -- gpus --min-memory 80 --json
@@ -86,9 +86,17 @@ check train_bad_global_batch 2 "--global-batch: 10 is not a multiple" -- train -
 
 json_has plan_json "all(k in d['best'] for k in ['gpus','tp','pp','dp','micro_batch','zero','recompute','step_time_s','mfu']) and isinstance(d['runners_up'], list) and d['configs_evaluated'] > 1000" -- plan --model llama-3.1-70b --gpu h100-sxm --gpus 8..64 --seq 4096 --global-batch 256 --json
 json_has plan_single_count "d['best']['gpus'] == 16" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 16 --json
-json_has cost_json "d['cheaper'] in ('cloud','buy') and 'break_even_months' in d and d['cloud_cost_usd'] > 0 and d['own_cost_usd'] > 0" -- cost --gpu h100-sxm --gpus 8 --hours-per-month 730 --years 3 --json
-json_has cost_light_use "d['cheaper'] == 'cloud'" -- cost --gpu h100-sxm --hours-per-month 20 --json
-json_has advise_default "d['recommendation']['mode'] in ('cloud','buy') and all(k in d['recommendation'] for k in ['gpu','gpus','tier','total_cost_usd','reasons']) and len(d['candidates']) > 3 and all('why' in r for r in d['rejected'])" -- advise --json
+json_has plan_fixed_batch "d['global_batch'] == 256 and all(p['global_batch'] == 256 for p in d['per_gpu_count']) and d['cheapest'] is not None and all(p['free_fraction'] >= 0.1 for p in d['per_gpu_count'])" -- plan --model llama-3.1-70b --gpu h100-sxm --gpus 8..64 --seq 4096 --json
+json_has plan_headroom "all(p['memory_per_gpu_bytes'] <= 0.6 * p['capacity_bytes'] for p in d['per_gpu_count'])" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 1..8 --headroom 0.4 --json
+json_has memory_fit_search "d['fit_search']['first']['gpus'] <= 8 and d['fit_search']['without_offload']['gpus'] <= 32 and 'required_headroom_fraction' in d" -- memory --model llama-3.1-70b --task full --gpu h100-sxm --json
+json_has memory_headroom "d['fits'] == False and d['fits_without_headroom'] == True" -- memory --model llama-3.1-8b --task qlora --seq 512 --gpu rtx-4090 --headroom 0.8 --json
+json_has cost_json "'break_even_months' in d and d['cloud_cost_usd'] > 0 and d['own_cost_usd'] > 0 and {o['mode'] for o in d['options']} >= {'on-demand','reserved-1y','reserved-3y','spot','buy'} and all('total_usd' in o for o in d['options'])" -- cost --gpu h100-sxm --gpus 8 --hours-per-month 730 --years 3 --json
+json_has cost_light_use "d['cheaper'] != 'buy'" -- cost --gpu h100-sxm --hours-per-month 20 --json
+json_has cost_user_prices "d['options'][0]['provider'] == 'Acme' and d['options'][0]['mode'] == 'reserved-1y'" -- cost --gpu h100-sxm --gpus 8 --prices "$root/tests/fixtures/my-quotes.toml" --json
+json_has advise_default "d['recommendation']['mode'] in ('on-demand','capacity-block','reserved-1y','reserved-3y','spot','buy') and all(k in d['recommendation'] for k in ['gpu','gpus','tier','total_cost_usd','reasons','caveats']) and len(d['recommendation']['caveats']) > 0 and len(d['candidates']) > 3 and all('why' in r and 'reason' in r and 'rule' in r for r in d['rejected']) and all('memory_per_gpu_bytes' in j['plan'] and 'capacity_bytes' in j['plan'] for j in d['recommendation']['jobs'])" -- advise --json
+json_has advise_headroom "all(j['plan']['free_fraction'] >= 0.3 for c in d['candidates'] for j in c['jobs']) and d['headroom']['fraction'] == 0.3" -- advise --headroom 0.3 --json
+check advise_bad_headroom 2 "--headroom: must be at least 0 and below 0.9" -- advise --headroom 1.5
+json_has advise_user_prices "d['recommendation'] is not None" -- advise --prices "$root/tests/fixtures/my-quotes.toml" --json
 json_has advise_chat "d['recommendation'] is not None and d['recommendation']['services'][0]['tpot_s'] <= 0.05" -- advise "$root/examples/chat-service-8b.toml" --json
 check plan_bad_range 2 "--gpus: must be a count or a range" -- plan --model gpt2 --gpu t4 --gpus 8..x
 check cost_no_prices 2 "--gpu: no cloud or purchase price" -- cost --gpu h100-nvl --prices "$root/tests/fixtures/empty-prices.toml"

@@ -112,7 +112,7 @@ Candidate& no_fit(Candidate& c, const TrainingJob& job, const PlanResult& r, con
   c.notes["job"] = job.name;
   return reject(c, "memory",
                 sentence("{} does not fit in memory on up to {} x {} while keeping {} of each card free, even with "
-                         "recomputation, ZeRO-3 and CPU offload.",
+                         "recomputation, full sharding and CPU offload.",
                          {fact::text("notes/job", job.name), num(c, "max_gpus", Fact::Kind::count, static_cast<double>(req.constraints.max_gpus)),
                           fact::text("gpu", c.gpu), num(c, "headroom_fraction", Fact::Kind::percent, h.fraction)}));
 }
@@ -139,7 +139,7 @@ double output_tokens_per_month(const ServiceTarget& t) { return t.average_rps * 
 
 // ---- Renting ------------------------------------------------------------------------------------
 Candidate price_rental(const AdviseRequest& req, const Gpu& gpu, const CloudPrice& q, const GpuPlans& plans,
-                       const PriceBook& book, double tie) {
+                       const PriceBook& book, double tie, const Headroom& headroom) {
   Candidate c = base_candidate(gpu, to_string(q.mode));
   c.provider = q.provider;
   c.provider_class = q.provider_class;
@@ -154,7 +154,7 @@ Candidate price_rental(const AdviseRequest& req, const Gpu& gpu, const CloudPric
   for (size_t k = 0; k < req.training.size(); ++k) {
     const TrainingJob& job = req.training[k];
     const PlanResult& r = plans.jobs[k];
-    if (r.best_per_count.empty()) return no_fit(c, job, r, req, {});
+    if (r.best_per_count.empty()) return no_fit(c, job, r, req, headroom);
     struct Option {
       JobPlan plan;
       double cost;
@@ -209,7 +209,7 @@ Candidate price_rental(const AdviseRequest& req, const Gpu& gpu, const CloudPric
                                {fact::text("notes/job", job.name), fact::text("provider", c.provider), fact::text("mode", c.mode),
                                 num(c, "max_gpus", Fact::Kind::count, static_cast<double>(cap)),
                                 note(c, "capacity_source", book.provider_class(q.provider_class)->on_demand_source)}));
-      return no_fit(c, job, r, req, {});
+      return no_fit(c, job, r, req, headroom);
     }
     if (q.mode == RentalMode::spot) {
       const double t = job.tokens / best->plan.estimate.tokens_per_s;
@@ -264,7 +264,7 @@ Candidate price_rental(const AdviseRequest& req, const Gpu& gpu, const CloudPric
 
 // ---- Buying -------------------------------------------------------------------------------------
 Candidate price_purchase(const AdviseRequest& req, const Gpu& gpu, const PurchasePrice& price, const GpuPlans& plans,
-                         const PriceBook& book, const Platform& platform) {
+                         const PriceBook& book, const Platform& platform, const Headroom& headroom) {
   Candidate c = base_candidate(gpu, "buy");
   c.condition = price.condition;
   c.price_basis = price.source;
@@ -278,7 +278,7 @@ Candidate price_purchase(const AdviseRequest& req, const Gpu& gpu, const Purchas
   for (size_t k = 0; k < req.training.size(); ++k) {
     const TrainingJob& job = req.training[k];
     const PlanResult& r = plans.jobs[k];
-    if (r.best_per_count.empty()) return no_fit(c, job, r, req, {});
+    if (r.best_per_count.empty()) return no_fit(c, job, r, req, headroom);
     int64_t need = 0;
     double fastest = 1e300;
     for (const PlanCandidate& p : r.best_per_count) {
@@ -407,8 +407,8 @@ Advice advise(const AdviseRequest& req, const Catalog& catalog, const PriceBook&
     }
     const GpuPlans plans = plan_gpu(req, gpu, table, platform, options.headroom, a.configs_evaluated, progress);
     std::vector<Candidate> offers;
-    for (const CloudPrice& q : quotes) offers.push_back(price_rental(req, gpu, q, plans, prices, platform.cost_tie_fraction()));
-    for (const PurchasePrice& p : purchases) offers.push_back(price_purchase(req, gpu, p, plans, prices, platform));
+    for (const CloudPrice& q : quotes) offers.push_back(price_rental(req, gpu, q, plans, prices, platform.cost_tie_fraction(), options.headroom));
+    for (const PurchasePrice& p : purchases) offers.push_back(price_purchase(req, gpu, p, plans, prices, platform, options.headroom));
     for (Candidate& c : offers) {
       for (const auto& [key, value] : pv.notes) c.notes.emplace(key, value);
       check_budgets(c, k);

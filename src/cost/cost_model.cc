@@ -168,7 +168,7 @@ CostReport cost_options(const Gpu& gpu, const GpuPrice* price, const PriceBook& 
         const double gap = n * od->usd_per_gpu_hour - slope;
         if (gap > 0) {
           const double h_star = (idle->capex_usd - idle->resale_usd + months * idle->opex_usd_per_month()) / (months * gap);
-          r.break_even_utilisation = h_star / kHoursPerMonth;
+          if (h_star <= kHoursPerMonth) r.break_even_utilisation = h_star / kHoursPerMonth;
         }
       }
     }

@@ -20,7 +20,8 @@ TEST(HtmlReport, IsSelfContainedWithThreeCharts) {
   auto req = parse_workload_file("name='t & <x>'\n[[training]]\nname='ft'\nmodel='llama-3.1-8b'\ntask='qlora'\ntokens=1e7\n"
                                  "[constraints]\ngpus=['rtx-4090','h100-sxm']\n", "w.toml", 20790, OwnershipCosts{});
   ASSERT_TRUE(req.ok()) << req.error().to_string();
-  const Advice a = advise(*req, Catalog::builtin(), PriceBook::builtin(), EfficiencyTable::builtin());
+  const Advice a = advise(*req, Catalog::builtin(), PriceBook::builtin(), EfficiencyTable::builtin(), Platform::builtin(),
+                          AdviseOptions{Headroom{0.1, "test"}});
   ASSERT_TRUE(a.recommendation);
   const Gpu g = *Catalog::builtin().find(a.recommendation->gpu);
   const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
