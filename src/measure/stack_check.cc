@@ -7,6 +7,7 @@
 #include <memory>
 #include <regex>
 
+#include "hardware/platform.h"
 #include "profiler/gpu_sampler.h"
 
 namespace gpuplan {
@@ -31,14 +32,25 @@ double version_number(const std::string& v) {
 
 }  // namespace
 
-std::vector<std::string> precisions_for(int major, int minor) {
+// The NVIDIA architecture record (data/platform.toml) with the highest compute capability at or
+// below the device's: 8.6 reads as Ampere's 8.0, 12.0 as Blackwell RTX.
+static const ArchitectureFacts* architecture_for(int major, int minor) {
   const int cc = major * 10 + minor;
-  std::vector<std::string> p = {"fp32"};
-  if (cc >= 70) p.push_back("fp16");
-  if (cc >= 75) p.push_back("int8");
-  if (cc >= 80) p.insert(p.end(), {"bf16", "tf32"});
-  if (cc >= 89) p.push_back("fp8");
-  if (cc >= 100) p.push_back("fp4");
+  const ArchitectureFacts* best = nullptr;
+  for (const auto& a : Platform::builtin().architectures()) {
+    if (a.platform != "cuda") continue;
+    const int n = compute_capability_number(a.compute_capability);
+    if (n > 0 && n <= cc && (!best || n > compute_capability_number(best->compute_capability))) best = &a;
+  }
+  return best;
+}
+
+std::vector<std::string> precisions_for(int major, int minor) {
+  const ArchitectureFacts* a = architecture_for(major, minor);
+  if (!a) return {"fp32"};
+  std::vector<std::string> p;
+  for (const char* d : {"fp32", "fp16", "int8", "bf16", "tf32", "fp8", "fp4"})
+    if (a->has(std::string(d))) p.push_back(d);
   return p;
 }
 
@@ -54,6 +66,10 @@ void add_compatibility_findings(StackReport& r) {
                                            : "no bf16 (needs compute capability 8.0+): train in fp16 with loss scaling")});
     if (bf16)
       r.findings.push_back({fp8 ? "ok" : "ok", fmt::format("{}: fp8 {}", g.name, fp8 ? "available (Transformer Engine, vLLM fp8)" : "not available (needs 8.9+)")});
+    int major = 0, minor = 0;
+    std::sscanf(g.compute_capability.c_str(), "%d.%d", &major, &minor);
+    if (const ArchitectureFacts* a = architecture_for(major, minor); a && a->legacy)
+      r.findings.push_back({"warning", fmt::format("{} ({}): {}", g.name, a->id, a->note)});
     if (g.catalog_id.empty())
       r.findings.push_back({"warning", fmt::format("{} is not in the catalog; predictions need --gpu with a close match", g.name)});
   }

@@ -26,7 +26,8 @@ struct StackReport {
   std::vector<StackFinding> findings;
 };
 
-// Tensor-core precisions by compute capability: fp16 7.0+, bf16 and tf32 8.0+, fp8 8.9+, fp4 10.0+.
+// Tensor-core precisions by compute capability, from the architecture records of data/platform.toml
+// (fp16 7.0+, int8 7.5+, bf16 and tf32 8.0+, fp8 8.9+, fp4 10.0+).
 std::vector<std::string> precisions_for(int major, int minor);
 
 // "12.4" from NVML's 12040.
