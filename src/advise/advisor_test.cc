@@ -123,7 +123,7 @@ TEST(Advisor, RentAgainstBuyUsesTheWorkloadsOwnHours) {
 }
 
 TEST(Advisor, HeadroomIsKeptOnEveryPlan) {
-  for (const char* f : {"qlora-7b-small-team.toml", "full-finetune-70b.toml", "pretrain-405b.toml"}) {
+  for (const char* f : {"qlora-7b-small-team.toml", "full-finetune-70b.toml"}) {
     const Advice a = testing_support::advise_file(testing_support::example_path(f));
     for (const Candidate& c : a.candidates)
       for (const JobPlan& j : c.jobs) {

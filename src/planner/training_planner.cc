@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "memory/fit.h"
 #include "memory/memory_model.h"
@@ -52,7 +53,9 @@ std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const St
       const int64_t dp = gpus / (tp * pp);
       if (batch % dp != 0) continue;
       const int64_t per_replica = batch / dp;
-      for (int64_t mb : space.micro_batches) {
+      std::vector<int64_t> micro_batches = space.micro_batches;
+      std::sort(micro_batches.begin(), micro_batches.end());  // ascending: the memory prune relies on it
+      for (int64_t mb : micro_batches) {
         if (per_replica % mb != 0) continue;
         const int64_t micro = per_replica / mb;
         for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
@@ -130,6 +133,13 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
     total += static_cast<int64_t>(by_count.back().second.size());
   }
   std::vector<PlanCandidate> top;  // the fastest `keep + 1`, sorted
+  // Memory grows with the micro-batch: once a layout is over the card at one micro-batch, it is at
+  // every larger one (the layouts come in ascending micro-batch for the same split).
+  auto split_key = [](const Workload& w) {
+    return fmt::format("{}/{}/{}/{}/{}/{}/{}/{}/{}", w.par.tp, w.par.pp, w.par.dp, w.par.zero, static_cast<int>(w.recompute),
+                       w.recompute_every, w.par.virtual_stages, w.par.ep, w.offload_optimizer);
+  };
+  std::unordered_set<std::string> over_memory;
   for (auto& [n, ws] : by_count) {
     std::optional<PlanCandidate> best_here;
     for (const Workload& w : ws) {
@@ -144,11 +154,17 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
         ++r.excluded_by_link;
         continue;
       }
+      const std::string key = split_key(w);
+      if (over_memory.count(key)) {
+        ++r.excluded_by_memory;
+        continue;
+      }
       const MemoryEstimate me = estimate_memory(m, w, eff);
       const double mem = me.nvidia_smi();
       const double host = me.cpu_offload * static_cast<double>(std::min(cluster.gpus_per_node, w.par.gpus()));
       if (mem > limit || (rules.node && host > usable_with_headroom(rules.node->host_memory_bytes, space.headroom))) {
         ++r.excluded_by_memory;
+        over_memory.insert(key);
         continue;
       }
       ++r.configs_fitting;
