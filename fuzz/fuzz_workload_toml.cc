@@ -6,6 +6,7 @@
 #include "advise/workload_file.h"
 #include "hardware/catalog.h"
 #include "hardware/efficiency.h"
+#include "hardware/platform.h"
 #include "hardware/prices.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -13,6 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpuplan::parse_workload_file(text, "fuzz.toml", 20790, gpuplan::OwnershipCosts{});
   (void)gpuplan::Catalog::from_toml(text, "fuzz.toml");
   (void)gpuplan::PriceBook::from_toml(text, "fuzz.toml");
+  (void)gpuplan::Platform::from_toml(text, "fuzz.toml");
   (void)gpuplan::EfficiencyTable::from_toml(text, "fuzz.toml");
   return 0;
 }

@@ -4,6 +4,7 @@
 #include "memory/fit.h"
 #include "model/presets.h"
 #include "planner/serving_planner.h"
+#include "planner/fit_search.h"
 #include "planner/training_planner.h"
 
 namespace gpuplan {
@@ -131,6 +132,81 @@ TEST(ServingPlanner, ATpotTargetBelowTheWeightReadTimeCannotBeMet) {
   EXPECT_FALSE(p.best.has_value());
   ASSERT_FALSE(p.options.empty());
   for (const auto& o : p.options) EXPECT_FALSE(o.why_not.empty());
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+// What engineers try before adding GPUs: for a 70B full fine-tune on H100s, recomputation, ZeRO-3
+// and the optimizer in CPU memory fit one 8-GPU node; keeping everything on the GPUs takes a few
+// nodes, not the 128 GPUs plain sharding needs.
+TEST(FitSearch, Full70bFitsOneNodeWithOffloadOrAFewWithout) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-70b");
+  const Gpu h100 = *Catalog::builtin().find("h100-sxm");
+  const Stack hf = *StackCatalog::builtin().find("hf");
+  Workload w;
+  w.task = Task::full;
+  w.seq = 4096;
+  const Headroom h{0.1, "test"};
+  const FitSearch s = find_fit(m, w, h100, EfficiencyTable::builtin().for_gpu(h100), hf, &Platform::builtin(), h, 8);
+  ASSERT_TRUE(s.first && s.without_offload);
+  EXPECT_LE(s.first->workload.par.gpus(), 8);
+  EXPECT_TRUE(s.first->workload.offload_optimizer);
+  EXPECT_LE(s.first->host_bytes_per_node, 2048e9);  // a DGX-class node's host memory
+  EXPECT_LE(s.without_offload->workload.par.gpus(), 32);
+  EXPECT_FALSE(s.without_offload->workload.offload_optimizer);
+  EXPECT_LE(s.without_offload->memory_per_gpu_bytes, usable_memory_bytes(h100) * 0.9);
+}
+
+// Plans at every count train at one global batch, so step times compare like for like.
+TEST(TrainingPlanner, EveryCountTrainsAtTheSameGlobalBatch) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  const Gpu h100 = *Catalog::builtin().find("h100-sxm");
+  const Stack mt = *StackCatalog::builtin().find("megatron");
+  Workload base;
+  base.task = Task::pretrain;
+  base.seq = 4096;
+  PlanSpace space;
+  space.min_gpus = 8;
+  space.max_gpus = 64;
+  space.platform = &Platform::builtin();
+  space.headroom = {0.1, "test"};
+  const PlanResult r = plan_training(m, base, h100, EfficiencyTable::builtin().for_gpu(h100, mt), mt, default_cluster(h100), space);
+  EXPECT_EQ(r.global_batch, default_global_batch(4096));
+  ASSERT_GE(r.best_per_count.size(), 3u);
+  for (const auto& p : r.best_per_count) {
+    EXPECT_EQ(p.estimate.global_batch, r.global_batch);
+    EXPECT_GE(p.margin.free_fraction, 0.1 - 1e-12);
+  }
+  ASSERT_TRUE(r.cheapest);
+  for (const auto& p : r.best_per_count) EXPECT_LE(r.cheapest->gpu_hours_per_step(), p.gpu_hours_per_step() + 1e-12);
+}
+
+// The stack decides the search: the Trainer has no pipeline stages; DeepSpeed pipelines only with
+// ZeRO-1; GeForce cards get no tensor parallelism.
+TEST(TrainingPlanner, SearchesOnlyWhatTheStackAndLinksOffer) {
+  const ModelSpec m = *Presets::builtin().find("llama-2-13b");
+  Workload base;
+  base.task = Task::full;
+  base.seq = 2048;
+  PlanSpace space;
+  space.min_gpus = 8;
+  space.max_gpus = 16;
+  space.global_batch = 64;
+  space.platform = &Platform::builtin();
+  for (const char* stack : {"hf", "deepspeed"}) {
+    const Stack s = *StackCatalog::builtin().find(stack);
+    const Gpu a100 = *Catalog::builtin().find("a100-80gb-sxm");
+    const PlanResult r = plan_training(m, base, a100, EfficiencyTable::builtin().for_gpu(a100, s), s, default_cluster(a100), space);
+    EXPECT_GT(r.excluded_by_stack, 0) << stack;
+    for (const auto& p : r.best_per_count) EXPECT_EQ(Platform::builtin().stack_support(stack)->why_not(p.workload), "") << stack;
+  }
+  const Gpu g = *Catalog::builtin().find("rtx-4090");
+  const Stack mt = *StackCatalog::builtin().find("megatron");  // offers tensor parallelism
+  const PlanResult r = plan_training(m, base, g, EfficiencyTable::builtin().for_gpu(g, mt), mt, default_cluster(g), space);
+  EXPECT_GT(r.excluded_by_link, 0);
+  for (const auto& p : r.best_per_count) EXPECT_EQ(p.workload.par.tp, 1);
 }
 
 }  // namespace gpuplan
