@@ -36,6 +36,13 @@ void memory_caveats(Candidate& c, const Headroom& headroom) {
   }
 }
 
+void service_caveats(Candidate& c, const Headroom& headroom) {
+  for (size_t s = 0; s < c.services.size(); ++s)
+    c.caveats.push_back(sentence("{}: replicas are sized on each card less the {} margin every plan keeps ({}).",
+                                 {fact::text(fmt::format("services/{}/name", s), c.services[s].name),
+                                  fact::percent("/headroom/fraction", headroom.fraction), note(c, "headroom_basis", headroom.basis)}));
+}
+
 void rental_caveats(Candidate& c, const Gpu& gpu, const PriceBook& book) {
   c.caveats.push_back(sentence("Rate: {} per GPU-hour from {} ({}; {}).",
                                {fact::usd("usd_per_gpu_hour", c.usd_per_gpu_hour), fact::text("provider", c.provider),
@@ -106,6 +113,7 @@ void link_caveats(Candidate& c, const Gpu& gpu, const Platform& platform) {
 void add_caveats(Candidate& c, const AdviseRequest& req, const Gpu& gpu, const PriceBook& book, const Platform& platform,
                  const Headroom& headroom) {
   memory_caveats(c, headroom);
+  service_caveats(c, headroom);
   if (c.mode == "buy") purchase_caveats(c, req, gpu, platform);
   else rental_caveats(c, gpu, book);
   link_caveats(c, gpu, platform);
