@@ -3,7 +3,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PACKAGES = g++ cmake make python3 libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev \
-               libgtest-dev libbenchmark-dev clang chromium python3-torch
+               libgtest-dev libbenchmark-dev clang chromium python3-torch \
+               libcurl4-openssl-dev libcpp-httplib-dev prometheus zsh fish
 
 .PHONY: deps build demo test asan fuzz bench clean
 

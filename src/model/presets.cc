@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 
 #include "data/embedded.h"
 #include "data/toml_document.h"
@@ -126,7 +129,19 @@ Result<Presets> Presets::from_toml(std::string_view text, const std::string& ori
     const std::string where = fmt::format("{}: model[{}]", origin, i);
     const toml::table* t = rows->get(i)->as_table();
     if (!t) return make_error(where, "must be a table");
-    auto m = model_from_table(*t, where);
+    // hub_ids: the Hugging Face repos whose config.json this preset copies (they map to it).
+    toml::table row = *t;
+    if (const toml::node* hub = row.get("hub_ids")) {
+      const toml::array* ids = hub->as_array();
+      if (!ids) return make_error(where + ".hub_ids", "must be an array of \"org/name\" strings");
+      for (const auto& n : *ids) {
+        const auto id = n.value<std::string>();
+        if (!id || id->find('/') == std::string::npos) return make_error(where + ".hub_ids", "must be \"org/name\" strings");
+        p.hub_ids_.emplace_back(*id, p.models_.size());
+      }
+      row.erase("hub_ids");
+    }
+    auto m = model_from_table(row, where);
     if (!m) return m.error();
     p.models_.push_back(std::move(m).value());
   }
@@ -138,11 +153,24 @@ const Presets& Presets::builtin() {
   return p;
 }
 
+namespace {
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+}  // namespace
+
 Result<ModelSpec> Presets::find(const std::string& id) const {
   for (const auto& m : models_)
     if (m.id == id) return m;
+  for (const auto& m : models_)
+    if (same_ignoring_case(m.id, id)) return m;
+  // A hub id (without a revision) of the repo a preset copies; the hub matches names regardless of case.
+  for (const auto& [hub, index] : hub_ids_)
+    if (same_ignoring_case(hub, id)) return models_[index];
   return make_error("--model", "unknown model '" + id + "'" + did_you_mean(id, ids()) +
-                                   "; `gpuplan models` lists presets, or pass a config.json or model directory");
+                                   "; `gpuplan models` lists presets, or pass a config.json, a model directory or a Hugging Face id (org/name)");
 }
 
 std::vector<std::string> Presets::ids() const {

@@ -8,6 +8,7 @@
 
 #include "model/gguf.h"
 #include "model/hf_config.h"
+#include "model/hub.h"
 #include "model/presets.h"
 #include "model/safetensors.h"
 #include "util/text_file.h"
@@ -48,17 +49,15 @@ int64_t weights_in(const TensorInfo& t) {
   return t.elements;
 }
 
-// Adds exact counts from the safetensors headers to `m`. Tensors of layers beyond the model's
-// (DeepSeek-V3's multi-token prediction module is layer 61 of 61) and vision towers are not
-// the language model's and are left out.
-Status add_tensor_headers(ModelSpec& m, const std::vector<fs::path>& files) {
+// Adds exact counts from the safetensors headers (one inventory per file) to `m`. Tensors of
+// layers beyond the model's (DeepSeek-V3's multi-token prediction module is layer 61 of 61) and
+// vision towers are not the language model's and are left out.
+Status add_inventories(ModelSpec& m, std::vector<TensorInventory> shards) {
   TensorInventory all;
   int64_t parameters = 0;
   double bytes = 0;
-  for (const auto& f : files) {
-    auto inv = read_safetensors_file(f.string());
-    if (!inv) return inv.error();
-    for (auto& t : inv->tensors) {
+  for (auto& inv : shards) {
+    for (auto& t : inv.tensors) {
       const bool extra_layer = layer_index(t.name) >= m.layers;
       const bool tower = t.name.find("vision") != std::string::npos || t.name.find("audio") != std::string::npos ||
                          t.name.find("multi_modal_projector") != std::string::npos;
@@ -71,6 +70,16 @@ Status add_tensor_headers(ModelSpec& m, const std::vector<fs::path>& files) {
   m.tensor_bytes = bytes;
   m.tensor_dtype = all.dominant_dtype;
   return std::nullopt;
+}
+
+Status add_tensor_headers(ModelSpec& m, const std::vector<fs::path>& files) {
+  std::vector<TensorInventory> shards;
+  for (const auto& f : files) {
+    auto inv = read_safetensors_file(f.string());
+    if (!inv) return inv.error();
+    shards.push_back(std::move(inv).value());
+  }
+  return add_inventories(m, std::move(shards));
 }
 
 Result<std::vector<fs::path>> safetensors_in(const fs::path& dir) {
@@ -104,6 +113,24 @@ Result<std::vector<fs::path>> safetensors_in(const fs::path& dir) {
   return files;
 }
 
+Result<ModelSpec> from_hub(const HubId& id, const ReadOptions& options) {
+  const HubOptions o = hub_options_from_env();
+  auto http = o.offline ? nullptr : make_curl_client(o.timeout_s);
+  auto snap = fetch_hub_snapshot(id, o, http.get());
+  if (!snap) return snap.error();
+  if (!snap->local_dir.empty()) {
+    auto m = resolve_model(snap->local_dir, options);
+    if (!m) return m;
+    m->id = id.repo;
+    return m;
+  }
+  auto m = parse_hf_config(snap->config_text, snap->origin + ": config.json", options);
+  if (!m) return m;
+  if (auto s = add_inventories(*m, std::move(snap->shards))) return *s;
+  m->id = id.repo;
+  return m;
+}
+
 }  // namespace
 
 Result<ModelSpec> resolve_model(const std::string& arg, const ReadOptions& options) {
@@ -113,7 +140,11 @@ Result<ModelSpec> resolve_model(const std::string& arg, const ReadOptions& optio
   if (preset) return preset;
   std::error_code ec;
   const fs::path p(arg);
-  if (!fs::exists(p, ec)) return preset.error();
+  if (!fs::exists(p, ec)) {
+    // Not a file: a Hugging Face Hub id, when it has that shape.
+    if (auto hub = parse_hub_id(arg)) return from_hub(*hub, options);
+    return preset.error();
+  }
   if (fs::is_directory(p, ec)) {
     const fs::path config = p / "config.json";
     if (!fs::exists(config, ec)) return make_error(arg, "model directory has no config.json");

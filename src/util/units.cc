@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
+#include <utility>
 
 namespace gpuplan {
 
@@ -52,6 +54,33 @@ std::string format_count(double n) {
   if (a >= 1e6) return fmt::format("{:.1f}M", n / 1e6);
   if (a >= 1e3) return fmt::format("{:.1f}K", n / 1e3);
   return fmt::format("{:.0f}", n);
+}
+
+std::string plural(int64_t n, std::string_view one, std::string_view many) {
+  if (n == 1) return fmt::format("1 {}", one);
+  return many.empty() ? fmt::format("{} {}s", n, one) : fmt::format("{} {}", n, many);
+}
+
+Result<double> parse_count(std::string_view text, const std::string& field) {
+  static constexpr std::pair<std::string_view, double> kSuffixes[] = {
+      {"Ki", 1024.0}, {"Mi", 1024.0 * 1024}, {"Gi", 1024.0 * 1024 * 1024}, {"k", 1e3}, {"K", 1e3},
+      {"M", 1e6},     {"B", 1e9},            {"G", 1e9},                   {"T", 1e12}};
+  double scale = 1;
+  std::string_view digits = text;
+  for (const auto& [suffix, factor] : kSuffixes) {
+    if (digits.size() > suffix.size() && digits.substr(digits.size() - suffix.size()) == suffix) {
+      digits.remove_suffix(suffix.size());
+      scale = factor;
+      break;
+    }
+  }
+  double v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+    return make_error(field, fmt::format("'{}' is not a number (suffixes: 128k, 32M, 2B, 1.5T, 4Ki)", text));
+  if (!std::isfinite(v) || !std::isfinite(v * scale))
+    return make_error(field, fmt::format("must be a finite number, got '{}'", text));
+  return v * scale;
 }
 
 }  // namespace gpuplan

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "util/status.h"
 
 namespace gpuplan {
 
@@ -18,5 +21,12 @@ std::string format_seconds(double seconds);  // "1.2 ms", "3.4 s", "2.1 h", "5.3
 std::string format_flops(double flops_per_s);  // "312.0 TFLOP/s"
 std::string format_usd(double usd);          // "$1,234", "$0.42"
 std::string format_count(double n);          // "8.03B", "124.4M"
+
+// "1 GPU", "8 GPUs"; `many` defaults to `one` + "s".
+std::string plural(int64_t n, std::string_view one, std::string_view many = {});
+
+// A count as people write it: "2B", "1.5T", "128k", "32M", "4Ki" (binary), or a plain number.
+// Decimal suffixes k/K, M, B/G, T; binary Ki, Mi, Gi. Non-finite values are refused.
+Result<double> parse_count(std::string_view text, const std::string& field);
 
 }  // namespace gpuplan

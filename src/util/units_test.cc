@@ -29,4 +29,28 @@ TEST(FormatSeconds, PicksAReadableUnit) {
   EXPECT_EQ(format_seconds(86400 * 10), "10.0 days");
 }
 
+TEST(ParseCount, ReadsSuffixesPeopleWrite) {
+  EXPECT_EQ(*parse_count("2B", "--tokens"), 2e9);
+  EXPECT_EQ(*parse_count("1.5T", "--tokens"), 1.5e12);
+  EXPECT_EQ(*parse_count("128k", "--seq"), 128000);
+  EXPECT_EQ(*parse_count("4Ki", "--seq"), 4096);
+  EXPECT_EQ(*parse_count("300", "--tokens"), 300);
+  EXPECT_EQ(*parse_count("3e-4", "--lr"), 3e-4);
+}
+
+TEST(ParseCount, RefusesWhatIsNotACount) {
+  for (const char* bad : {"", "B", "2X", "two", "1e400", "2BB", "inf"}) {
+    auto r = parse_count(bad, "--tokens");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().field, "--tokens");
+  }
+}
+
+TEST(Plural, SaysOneWithoutAnS) {
+  EXPECT_EQ(plural(1, "GPU"), "1 GPU");
+  EXPECT_EQ(plural(8, "GPU"), "8 GPUs");
+  EXPECT_EQ(plural(1, "micro-batch", "micro-batches"), "1 micro-batch");
+  EXPECT_EQ(plural(4, "micro-batch", "micro-batches"), "4 micro-batches");
+}
+
 }  // namespace gpuplan
