@@ -4,9 +4,10 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PACKAGES = g++ cmake make python3 libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev \
                libgtest-dev libbenchmark-dev clang chromium python3-torch \
-               libcurl4-openssl-dev libcpp-httplib-dev prometheus zsh fish
+               pkg-config libcurl4-openssl-dev libcpp-httplib-dev prometheus zsh fish
 
-.PHONY: deps build demo test asan fuzz bench clean
+.PHONY: deps build demo test install asan fuzz bench clean
+PREFIX ?= /usr/local
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -15,6 +16,9 @@ deps:
 	  if [ "$$(id -u)" -ne 0 ]; then echo "run as root, or: sudo apt-get install$$missing"; exit 1; fi; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+	@command -v npm >/dev/null || { [ "$$(id -u)" -eq 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; }
+	@# puppeteer-core drives Debian's Chromium in the browser tests (tests/browser/package-lock.json).
+	@[ -d tests/browser/node_modules/puppeteer-core ] || (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
 $(BUILD)/Makefile: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -27,6 +31,19 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Puts gpuplan on PATH under $(PREFIX)/bin, with its man page and bash/zsh/fish completions, all
+# generated from the binary's own command table.
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 $(BUILD)/gpuplan $(DESTDIR)$(PREFIX)/bin/gpuplan
+	$(BUILD)/gpuplan manpage > $(DESTDIR)$(PREFIX)/share/man/man1/gpuplan.1
+	$(BUILD)/gpuplan completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gpuplan
+	$(BUILD)/gpuplan completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gpuplan
+	$(BUILD)/gpuplan completion fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/gpuplan.fish
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/gpuplan (put $(PREFIX)/bin on PATH if it is not)"
 
 # ASan + UBSan build of the same tests (CI runs it too).
 asan: deps

@@ -120,7 +120,7 @@ check predict_unknown_target 2 "--gpu: unknown GPU 'h100'" -- predict --from "$r
 check profile_no_command 2 "command" -- profile
 check profile_bad_interval 2 "--interval: must" -- profile --interval 1ms -- true
 check profile_bad_command 2 "command: cannot run 'no-such-binary-xyz'" -- profile --out "$tmp/p" -- no-such-binary-xyz
-check doctor_runs 0 "" -- doctor
+check doctor_fails_without_a_driver 1 "" -- doctor --nvml-lib /nonexistent/libnvidia-ml.so.1
 json_has train_dp_flag "d['gpus'] == 16 and d['dp'] == 8 and d['tp'] == 2" -- train --model llama-3.1-8b --gpu h100-sxm --tp 2 --dp 8 --json
 check train_dp_conflict 2 "--dp: dp 8 x tp 2 x pp 1 is 16 GPUs, but --gpus says 8" -- train --model llama-3.1-8b --gpu h100-sxm --tp 2 --dp 8 --gpus 8
 

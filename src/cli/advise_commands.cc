@@ -363,9 +363,9 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
     fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, r.gpu, to_string(r.tier), r.how());
-    for (const auto& reason : a.reasons) fmt::print("  - {}\n", reason.text);
+    for (const auto& reason : a.reasons) fmt::print("{}", fit_width(reason.text, "  - ", "    "));
     if (!a.caveats.empty()) fmt::print("Caveats:\n");
-    for (const auto& c : a.caveats) fmt::print("  - {}\n", c.text);
+    for (const auto& c : a.caveats) fmt::print("{}", fit_width(c.text, "  - ", "    "));
   } else {
     fmt::print("No GPU option meets every constraint; the reasons are below.\n");
   }
@@ -401,7 +401,7 @@ std::vector<Command> advise_commands() {
          add_headroom_flag(sub, f->headroom);
          sub.add_option("--tokens", f->tokens, "tokens to train on, for time to train");
          sub.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
-         sub.add_option("--network-gbps", f->network_gbps, "network per GPU, Gb/s");
+         sub.add_option("--network-gbit-s,--network-gbps", f->network_gbps, "network per GPU, Gbit/s");
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_plan(ctx, *f); }; });
        }},

@@ -83,5 +83,6 @@ std::vector<Command> memory_commands();   // memory
 std::vector<Command> perf_commands();     // train, infer, roofline, validate
 std::vector<Command> advise_commands();   // plan, cost, advise
 std::vector<Command> profile_commands();  // profile, doctor, bench
+std::vector<Command> serve_commands();    // serve
 
 }  // namespace gpuplan::cli

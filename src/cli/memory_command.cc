@@ -101,7 +101,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
                        {"without_offload", search.without_offload ? fit_step_json(*search.without_offload) : nlohmann::json(nullptr)}};
     return print_json(j, "--model");
   }
-  fmt::print("{}\n", describe(model, w));
+  fmt::print("{}", fit_width(describe(model, w)));
   if (stack) fmt::print("Stack: {} ({}).\n", stack->id, stack->name);
   print_model_caveats(model);
   if (w.par.gpus() > 1)

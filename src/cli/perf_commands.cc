@@ -34,7 +34,7 @@ struct ClusterFlags {
 
 void add_cluster_flags(CLI::App& sub, ClusterFlags& c) {
   sub.add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node (default 8 for datacenter parts, 4 otherwise)");
-  sub.add_option("--network-gbps", c.network_gbps, "network bandwidth per GPU in Gb/s (default 400 IB; 25 for workstation/consumer)");
+  sub.add_option("--network-gbit-s,--network-gbps", c.network_gbps, "network bandwidth per GPU in Gbit/s (default 400 IB; 25 for workstation/consumer)");
 }
 
 Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
@@ -131,11 +131,12 @@ int run_train(Context& ctx, const TrainFlags& f) {
           {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}}}};
     return print_json(j, "--model");
   }
-  fmt::print("{} on {} x {} (tp {} x pp {} x dp {}{}, ZeRO-{}), {} x {} tokens per micro-batch, {} micro-batches a step\n",
-             m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp, w.par.ep > 1 ? fmt::format(", ep {}", w.par.ep) : "",
-             w.par.zero, w.micro_batch, w.seq, e.micro_batches);
-  fmt::print("stack {} ({}), recompute {}, attention {}\n", stack->id, stack->name, to_string(w.recompute_spec()),
-             stack->attention_kernel(gpu.architecture).id);
+  fmt::print("{}", fit_width(fmt::format("{} on {} x {} (tp {} x pp {} x dp {}{}, ZeRO-{}), {} x {} tokens per micro-batch, {} a step",
+                                         m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp,
+                                         w.par.ep > 1 ? fmt::format(", ep {}", w.par.ep) : "", w.par.zero, w.micro_batch, w.seq,
+                                         plural(e.micro_batches, "micro-batch", "micro-batches"))));
+  fmt::print("{}", fit_width(fmt::format("stack {} ({}), recompute {}, attention {}", stack->id, stack->name,
+                                         to_string(w.recompute_spec()), stack->attention_kernel(gpu.architecture).id)));
   print_model_caveats(m);
   fmt::print("\n");
   TextTable t({"step", "time", "share"});

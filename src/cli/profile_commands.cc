@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -10,7 +11,12 @@
 #include "measure/gpu_bench.h"
 #include "measure/stack_check.h"
 #include "perf/training.h"
+#include "profiler/merge.h"
+#include "profiler/metrics_endpoint.h"
 #include "profiler/profile_session.h"
+#include "util/text_file.h"
+#include "report/table.h"
+#include "util/terminal.h"
 #include "util/units.h"
 #include "util/utf8.h"
 
@@ -25,8 +31,42 @@ struct ProfileFlags {
   std::string model, gpu, task = "full", precision = "bf16";
   int64_t batch = 0, seq = 0, gpus = 1;
   bool json = false;
+  std::string json_out, metrics_host = "0.0.0.0";
+  int metrics_port = -1;
   std::vector<std::string> command;
 };
+
+// `gpuplan profile merge DIR...`: each DIR holds a node's summary.json (or is one).
+int run_merge(const std::vector<std::string>& dirs, bool json_out) {
+  std::vector<std::pair<std::string, json>> summaries;
+  for (const auto& d : dirs) {
+    const std::string path = is_directory(d) ? d + "/summary.json" : d;
+    auto text = read_text_file(path, "profile summary");
+    if (!text) return fail(text.error());
+    auto j = json::parse(*text, nullptr, false);
+    if (j.is_discarded()) return fail(make_error(valid_utf8(path), "is not valid JSON"));
+    summaries.emplace_back(valid_utf8(d), std::move(j));
+  }
+  auto merged = merge_profiles(summaries);
+  if (!merged) return fail(merged.error());
+  if (json_out) return print_json(*merged, "profile merge");
+  const json& m = *merged;
+  fmt::print("== gpuplan profile merge: {} ==\n", plural(m["job"]["nodes"].get<int64_t>(), "node"));
+  TextTable t({"node", "steps", "median step", "vs job", "GPUs", "GPU busy", "exit"});
+  t.align_right({1, 2, 3, 4, 5, 6});
+  for (const auto& n : m["nodes"])
+    t.add_row({n["node"].get<std::string>(), n["steps"].is_null() ? "-" : std::to_string(n["steps"].get<int64_t>()),
+               n["step_median_s"].is_null() ? "-" : format_seconds(n["step_median_s"].get<double>()),
+               n.contains("step_over_job_median") ? fmt::format("{:+.0f}%", (n["step_over_job_median"].get<double>() - 1) * 100) : "-",
+               std::to_string(n["gpus"].get<int64_t>()),
+               n["gpu_util_mean"].is_null() ? "-" : fmt::format("{:.0f}%", n["gpu_util_mean"].get<double>()),
+               n["exit_code"].is_null() ? "-" : std::to_string(n["exit_code"].get<int64_t>())});
+  fmt::print("{}", t.render());
+  if (m["diagnosis"].empty()) fmt::print("\nNo straggler or imbalance across the nodes.\n");
+  for (const auto& d : m["diagnosis"])
+    fmt::print("\n* {}: {}\n  -> {}\n", d["finding"].get<std::string>(), d["evidence"].get<std::string>(), d["advice"].get<std::string>());
+  return 0;
+}
 
 int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
   auto interval = parse_interval(f.interval);
@@ -66,11 +106,29 @@ int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
       o.predicted_step_s = estimate_training(m, w, *g, (*table)->for_gpu(*g, stack), stack, default_cluster(*g), run).step_time_s;
     }
   }
+  if (f.command.empty()) return fail(make_error("command", "profile needs the command to run: gpuplan profile [FLAGS] -- COMMAND ARGS..."));
+  // --json: gpuplan's stdout carries only the JSON, so the child's stdout goes to stderr.
+  if (f.json) o.child_stdout_fd = 2;
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (f.metrics_port >= 0) {
+    auto m = MetricsEndpoint::start(f.metrics_host, f.metrics_port);
+    if (!m) return fail(m.error());
+    metrics = std::move(m).value();
+    fmt::print(stderr, "gpuplan profile: Prometheus metrics at http://{}:{}/metrics\n", f.metrics_host, metrics->port());
+    o.on_sample = [&metrics](const LiveSample& s) { metrics->publish(s); };
+  }
   auto r = run_profile(o);
   if (!r) return fail(r.error());
   const json& s = r->summary;
+  if (!f.json_out.empty()) {
+    FILE* out = std::fopen(f.json_out.c_str(), "w");
+    if (!out) return fail(make_error("--json-out", "cannot write " + valid_utf8(f.json_out)));
+    std::fputs((json_text(s, 2) + "\n").c_str(), out);
+    std::fclose(out);
+  }
   if (f.json) {
-    fmt::print(stderr, "{}\n", json_text(s, 2));
+    fmt::print("{}\n", json_text(s, 2));
+    std::fflush(stdout);
     return r->exit_code;
   }
   // The child owns stdout; gpuplan reports on stderr.
@@ -105,7 +163,12 @@ int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
 int run_doctor(Context& ctx, const std::string& nvml_lib, bool json_out) {
   auto catalog = ctx.catalog();
   if (!catalog) return fail(catalog.error());
+  // The PyTorch probe starts a Python interpreter (about 2 s): say what is happening meanwhile.
+  fmt::print(stderr, "gpuplan doctor: checking the NVIDIA driver, CUDA and PyTorch...\n");
+  std::fflush(stderr);
   const StackReport r = check_stack(nvml_lib, **catalog);
+  // A problem found is a failed check for scripts: exit 1 (2 stays "bad usage").
+  const bool problem = std::any_of(r.findings.begin(), r.findings.end(), [](const auto& f) { return f.level == "error"; });
   if (json_out) {
     json gpus = json::array(), findings = json::array();
     for (const auto& g : r.gpus)
@@ -113,7 +176,7 @@ int run_doctor(Context& ctx, const std::string& nvml_lib, bool json_out) {
                       {"catalog_id", g.catalog_id.empty() ? json(nullptr) : json(g.catalog_id)}, {"precisions", g.precisions}});
     for (const auto& f : r.findings) findings.push_back({{"level", f.level}, {"finding", f.text}});
     return print_json(json{{"schema_version", 1}, {"driver_version", r.driver_version}, {"cuda_driver_version", r.cuda_driver},
-                            {"cuda_toolkit_version", r.cuda_toolkit}, {"torch", r.torch}, {"gpus", gpus}, {"findings", findings}}, "doctor");
+                            {"cuda_toolkit_version", r.cuda_toolkit}, {"torch", r.torch}, {"gpus", gpus}, {"findings", findings}, {"ok", !problem}}, "doctor") == 0 ? (problem ? 1 : 0) : kExitUsage;
   }
   fmt::print("NVIDIA driver: {}\n", r.driver_version.empty() ? "not found" : r.driver_version);
   fmt::print("CUDA (driver supports): {}\n", r.cuda_driver.empty() ? "-" : r.cuda_driver);
@@ -123,8 +186,9 @@ int run_doctor(Context& ctx, const std::string& nvml_lib, bool json_out) {
     fmt::print("GPU: {} (compute capability {}, {}){}; precisions: {}\n", g.name, g.compute_capability, format_bytes(g.memory_bytes),
                g.catalog_id.empty() ? "" : ", catalog id " + g.catalog_id, fmt::join(g.precisions, ", "));
   fmt::print("\n");
-  for (const auto& f : r.findings) fmt::print("[{}] {}\n", f.level, f.text);
-  return 0;
+  for (const auto& f : r.findings) fmt::print("[{}] {}\n", f.level == "error" ? alarm(f.level) : f.level, f.text);
+  if (problem) fmt::print("\ndoctor found a problem (exit status 1).\n");
+  return problem ? 1 : 0;
 }
 
 int run_bench(Context& ctx, const std::string& calibration_out, bool json_out) {
@@ -168,10 +232,23 @@ std::vector<Command> profile_commands() {
          sub.add_option("--batch", f->batch, "micro-batch of the run");
          sub.add_option("--seq", f->seq, "sequence length of the run");
          sub.add_option("--gpus", f->gpus, "GPUs the run uses")->capture_default_str();
-         sub.add_flag("--json", f->json, "print summary.json (on stderr) instead of the report");
-         sub.add_option("command", f->command, "the command to run, after --")->required();
+         sub.add_flag("--json", f->json, "print summary.json on stdout instead of the report (the command's stdout goes to stderr)");
+         sub.add_option("--json-out", f->json_out, "also write summary.json to FILE")->option_text("FILE");
+         sub.add_option("--metrics-port", f->metrics_port, "serve live samples for Prometheus at :PORT/metrics (DCGM exporter names)")
+             ->option_text("PORT");
+         sub.add_option("--metrics-host", f->metrics_host, "address the metrics endpoint listens on")->capture_default_str();
+         sub.add_option("command", f->command, "the command to run, after --");
          sub.prefix_command();
-         sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_profile_cmd(ctx, *f); }; });
+         auto merge_dirs = std::make_shared<std::vector<std::string>>();
+         auto merge_json = std::make_shared<bool>(false);
+         CLI::App* merge = sub.add_subcommand("merge", "Combine per-node profile summaries into one cross-node diagnosis");
+         merge->add_option("dirs", *merge_dirs, "each node's --out folder (or its summary.json)")->required();
+         merge->add_flag("--json", *merge_json, "JSON output");
+         merge->callback([&run, merge_dirs, merge_json] { run = [merge_dirs, merge_json] { return run_merge(*merge_dirs, *merge_json); }; });
+         sub.callback([&ctx, &run, f, merge] {
+           if (merge->parsed()) return;
+           run = [&ctx, f] { return run_profile_cmd(ctx, *f); };
+         });
        }},
       {"doctor", "Check the local GPU stack: driver, CUDA, compute capability, PyTorch",
        [](CLI::App& sub, Context& ctx, std::function<int()>& run) {

@@ -179,7 +179,7 @@ nlohmann::json bench_json(const BenchResult& r) {
     g.push_back({{"precision", x.precision}, {"size", x.size}, {"tflops", x.tflops}, {"datasheet_tflops", x.datasheet_tflops},
                  {"fraction", x.datasheet_tflops > 0 ? nlohmann::json(x.tflops / x.datasheet_tflops) : nlohmann::json(nullptr)}});
   return {{"schema_version", 1}, {"device", r.device_name}, {"catalog_id", r.catalog_id}, {"gemm", g},
-          {"copy_bandwidth_gbps", r.copy_bandwidth_gbps}, {"datasheet_bandwidth_gbps", r.datasheet_bandwidth_gbps}, {"notes", r.notes}};
+          {"copy_bandwidth_gbyte_s", r.copy_bandwidth_gbps}, {"datasheet_bandwidth_gbyte_s", r.datasheet_bandwidth_gbps}, {"notes", r.notes}};
 }
 
 std::string bench_text(const BenchResult& r) {

@@ -211,12 +211,15 @@ Result<ProfileOutcome> run_profile(const ProfileOptions& o) {
       trace << json_text(json{{"type", "host"}, {"t", h.t_s}, {"cpu_percent", h.tree_cpu_percent}, {"rss_bytes", h.rss_bytes},
                     {"read_Bps", h.read_Bps}, {"processes", h.processes}, {"core_busy_percent", h.core_busy_percent}})
             << '\n';
+      std::vector<GpuSample> round;
       if (gpu) {
-        for (const GpuSample& s : gpu->sample(t, pids)) {
+        round = gpu->sample(t, pids);
+        for (const GpuSample& s : round) {
           data.gpu[static_cast<size_t>(s.gpu)].push_back(s);
           trace << json_text(gpu_sample_json(s)) << '\n';
         }
       }
+      if (o.on_sample) o.on_sample(LiveSample{t, h, round, data.devices, detector->steps()});
       next_sample += o.interval_s;
       if (next_sample < t) next_sample = t + o.interval_s;  // fell behind: skip, do not burst
     }
@@ -257,7 +260,7 @@ Result<ProfileOutcome> run_profile(const ProfileOptions& o) {
           trace << json_text(json{{"type", "step"}, {"t", tr}, {"step", detector->steps().back().second}}) << '\n';
       };
       if (fd == out_pipe[0]) {
-        write_all(1, buf, len);
+        write_all(o.child_stdout_fd, buf, len);
         out_lines.feed(buf, len, on_line);
       } else if (fd == err_pipe[0]) {
         write_all(2, buf, len);
@@ -361,6 +364,8 @@ Result<ProfileOutcome> run_profile(const ProfileOptions& o) {
       {"profiler_cpu_percent", wall > 0 ? 100 * self_cpu / wall : 0.0},
       {"trace", trace_path},
   };
+  char hostname[256] = {};
+  res.summary["hostname"] = gethostname(hostname, sizeof hostname - 1) == 0 ? valid_utf8(hostname) : "";
   if (!o.workload.is_null()) res.summary["workload"] = o.workload;
   if (o.predicted_step_s && data.steps.median_s)
     res.summary["predicted"] = {{"step_time_s", *o.predicted_step_s},

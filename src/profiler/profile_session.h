@@ -5,13 +5,25 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "profiler/gpu_sampler.h"
+#include "profiler/host_sampler.h"
 #include "util/status.h"
 
 namespace gpuplan {
+
+// One sampling round as it happens, for live consumers (the Prometheus endpoint).
+struct LiveSample {
+  double t_s = 0;
+  const HostSample& host;
+  const std::vector<GpuSample>& gpus;
+  const std::vector<GpuDevice>& devices;
+  const std::vector<std::pair<double, int64_t>>& steps;  // (time, step number) seen so far
+};
 
 struct ProfileOptions {
   std::vector<std::string> argv;
@@ -21,6 +33,8 @@ struct ProfileOptions {
   std::string nvml_library = "libnvidia-ml.so.1";
   nlohmann::json workload;  // what the run is (model, batch, ...), recorded for `gpuplan predict`
   std::optional<double> predicted_step_s;  // shown against the measured step time
+  int child_stdout_fd = 1;  // where the child's stdout goes (2 when gpuplan's stdout carries JSON)
+  std::function<void(const LiveSample&)> on_sample;  // called after each sampling round
 };
 
 struct ProfileOutcome {

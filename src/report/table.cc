@@ -46,6 +46,15 @@ std::vector<std::string> wrap_words(const std::string& text, size_t cols) {
   return lines;
 }
 
+std::string fit_width(const std::string& text, const std::string& first, const std::string& rest) {
+  const size_t w = output_style().width;
+  const size_t indent = std::max(width(first), width(rest));
+  std::string out;
+  const auto lines = wrap_words(text, w > indent + 20 ? w - indent : 20);
+  for (size_t i = 0; i < lines.size(); ++i) out += (i ? rest : first) + lines[i] + "\n";
+  return out;
+}
+
 std::string TextTable::render() const { return render(output_style().width); }
 
 std::string TextTable::render(size_t max_width) const {

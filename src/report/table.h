@@ -26,4 +26,8 @@ class TextTable {
 // `text` broken at spaces into lines of at most `cols` display columns (a longer word is split).
 std::vector<std::string> wrap_words(const std::string& text, size_t cols);
 
+// `text` as lines that fit output_style().width: the first starts with `first`, the rest with
+// `rest` (a hanging indent); ends with a newline.
+std::string fit_width(const std::string& text, const std::string& first = "", const std::string& rest = "  ");
+
 }  // namespace gpuplan
