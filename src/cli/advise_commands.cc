@@ -378,7 +378,8 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   }
   fmt::print("\nCandidates, cheapest first ({} of {}):\n{}", std::min<size_t>(12, a.candidates.size()), a.candidates.size(), t.render());
   fmt::print("\nRejected ({}):\n", a.rejected.size());
-  for (const auto& c : a.rejected) fmt::print("  {} ({}) [{}]: {}\n", c.gpu, c.how(), c.rule, c.why.text);
+  for (const auto& c : a.rejected)
+    fmt::print("{}", fit_width(fmt::format("{} ({}) [{}]: {}", c.gpu, c.how(), c.rule, c.why.text), "  ", "    "));
   if (!f.html.empty()) fmt::print("\nReport written to {}\n", f.html);
   return 0;
 }
