@@ -6,7 +6,7 @@ DEB_PACKAGES = g++ cmake make python3 libcli11-dev nlohmann-json3-dev libfmt-dev
                libgtest-dev libbenchmark-dev clang chromium python3-torch \
                pkg-config libcurl4-openssl-dev libcpp-httplib-dev prometheus zsh fish
 
-.PHONY: deps build demo test install asan fuzz bench clean
+.PHONY: deps build demo test install install-files asan fuzz bench clean
 PREFIX ?= /usr/local
 
 deps:
@@ -34,7 +34,10 @@ test: build
 
 # Puts gpuplan on PATH under $(PREFIX)/bin, with its man page and bash/zsh/fish completions, all
 # generated from the binary's own command table.
-install: build
+install: build install-files
+
+# The copying half of `make install`, for a binary built already (the tests use it).
+install-files:
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 	  $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
