@@ -51,7 +51,8 @@ util=""
 for _ in $(seq 60); do
   util=$(query 'DCGM_FI_DEV_GPU_UTIL{job="gpuplan",gpu="0"}')
   step=$(query 'gpuplan_step_time_seconds{job="gpuplan"}')
-  [ -n "$util" ] && [ -n "$step" ] && break
+  tensor=$(query 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{job="gpuplan"}')  # GPM needs two samples: comes later
+  [ -n "$util" ] && [ -n "$step" ] && [ -n "$tensor" ] && break
   sleep 0.5
 done
 check() {  # check NAME CONDITION
@@ -65,7 +66,6 @@ power=$(query 'DCGM_FI_DEV_POWER_USAGE{modelName="NVIDIA H100 80GB HBM3"}')
 check power_with_dcgm_labels "'$power' != '' and float('${power:-0}') == 690"
 temp=$(query 'DCGM_FI_DEV_GPU_TEMP{job="gpuplan"}')
 check gpu_temp "'$temp' != '' and float('${temp:-0}') == 62"
-tensor=$(query 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{job="gpuplan"}')
 check tensor_active_ratio "'$tensor' != '' and abs(float('${tensor:-0}') - 0.74) < 1e-9"
 check step_time_scraped "'$step' != '' and 0.15 < float('${step:-0}') < 1.0"
 up=$(query 'up{job="gpuplan"}')
