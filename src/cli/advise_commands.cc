@@ -11,6 +11,7 @@
 #include "advise/advice_json.h"
 #include "advise/advisor.h"
 #include "cli/common.h"
+#include "planner/autoscale.h"
 #include "cli/workload_flags.h"
 #include "cost/cost_model.h"
 #include "data/embedded.h"
@@ -288,10 +289,31 @@ int run_cost(Context& ctx, const CostFlags& f) {
 
 // ---- advise --------------------------------------------------------------------------------
 struct AdviseFlags {
-  std::string file, html;
-  double headroom = kUnset;
+  std::string file, html, emit;
+  double headroom = kUnset, scale_at = 0.8;
   bool json = false, markdown = false;
 };
+
+// `--emit k8s`: one HorizontalPodAutoscaler per service of the recommendation, as YAML documents.
+int emit_k8s(const AdviseRequest& req, const Advice& a, double scale_at) {
+  if (!a.recommendation) return fail(make_error("--emit", "no GPU option meets every constraint, so there is nothing to scale"));
+  if (a.recommendation->services.empty()) return fail(make_error("--emit", "the workload has no [[inference]] service to autoscale"));
+  std::string out;
+  for (size_t k = 0; k < a.recommendation->services.size(); ++k) {
+    const ServicePlan& sp = a.recommendation->services[k];
+    const AutoscalePolicy p = autoscale_policy(sp.name, sp.option, req.inference[k].engine, scale_at);
+    out += fmt::format("---\n# {}: {} x {} per replica (TP {}), {} to {} replicas for {:.3g} to {:.3g} requests/s.\n"
+                       "# Scales on {} (requests in flight per replica) at {:.0f}, {:.0f}% of the {:.1f} one replica holds\n"
+                       "# at {:.3g} requests/s, the most that meets p99 TTFT {} and TPOT {}.\n",
+                       sp.name, sp.option.tp, a.recommendation->gpu, sp.option.tp, p.min_replicas, p.max_replicas,
+                       sp.target.average_rps, sp.target.peak_rps, p.metric, p.target_in_flight, scale_at * 100,
+                       p.capacity_in_flight, sp.option.replica_rps, format_seconds(sp.target.ttft_s),
+                       format_seconds(sp.target.tpot_s));
+    out += to_yaml(hpa_manifest(p));
+  }
+  fmt::print("{}", out);
+  return 0;
+}
 
 int64_t today_days() {
   return static_cast<int64_t>(std::time(nullptr) / 86400);
@@ -318,6 +340,8 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   if (!table) return fail(table.error());
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
   if (!headroom) return fail(headroom.error());
+  if (!f.emit.empty() && f.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + f.emit + "'"));
+  if (!(f.scale_at > 0.05 && f.scale_at <= 1)) return fail(make_error("--scale-at", "must be above 0.05 and at most 1"));
   Progress progress("advising");
   const Advice a = advise(*req, **catalog, **prices, **table, Platform::builtin(), AdviseOptions{*headroom}, progress.callback());
   if (!f.html.empty()) {
@@ -354,6 +378,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
     out << render_html(*req, a, fig);
     if (!out) return fail(make_error("--html", "write to " + f.html + " failed"));
   }
+  if (f.emit == "k8s") return emit_k8s(*req, a, f.scale_at);
   if (f.json) return print_json(advice_json(*req, a), "workload");
   if (f.markdown) {
     fmt::print("{}", render_markdown(*req, a));
@@ -425,6 +450,9 @@ std::vector<Command> advise_commands() {
          sub.add_flag("--json", f->json, "JSON output");
          sub.add_flag("--markdown", f->markdown, "Markdown output");
          sub.add_option("--html", f->html, "also write a self-contained HTML report with charts")->option_text("FILE");
+         sub.add_option("--emit", f->emit, "k8s: write each service's autoscaler (HorizontalPodAutoscaler YAML) to standard output");
+         sub.add_option("--scale-at", f->scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")
+             ->capture_default_str();
          add_headroom_flag(sub, f->headroom);
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_advise(ctx, *f); }; });
        }},

@@ -97,6 +97,13 @@ Result<Stack> row_stack(const TomlFields& f) {
   return StackCatalog::builtin().find(id->value_or(default_stack_id(Task::pretrain)), f.field("stack"));
 }
 
+// The row's `engine`, else the default one (vLLM).
+Result<Engine> row_engine(const TomlFields& f) {
+  auto id = f.optional_string("engine");
+  if (!id) return id.error();
+  return EngineCatalog::builtin().find(id->value_or(kDefaultEngineId), f.field("engine"));
+}
+
 // Converts a published metric to the seconds the model predicts, and back.
 struct MetricSeconds {
   std::function<double(double)> to_seconds, from_seconds;
@@ -146,10 +153,13 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
       if (!v) return v.error();
       *out = *v;
     }
+    auto engine = row_engine(f);
+    if (!engine) return engine.error();
     const Workload wl = *w;
     const std::string metric = row.metric;
-    seconds = [&m, wl, req, metric](const Gpu& g, const Cluster& cl, const Efficiency& e) {
-      const InferenceEstimate x = estimate_inference(m, wl, req, g, e, cl);
+    const Engine en = *engine;
+    seconds = [&m, wl, req, metric, en](const Gpu& g, const Cluster& cl, const Efficiency& e) {
+      const InferenceEstimate x = estimate_inference(m, wl, req, g, e, cl, en);
       if (metric == "e2e_latency_s") return x.e2e_latency_s;
       if (metric == "prefill_tokens_per_s") return x.ttft_s;
       return x.tpot_s;  // tokens_per_s
@@ -261,7 +271,10 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   if (auto s = get("prompt", req.prompt_tokens)) return *s;
   if (auto s = get("output", req.output_tokens)) return *s;
   if (auto s = get("concurrency", req.concurrency)) return *s;
-  const InferenceEstimate e = estimate_inference(*m, *w, req, *gpu, eff, cluster);
+  auto engine = row_engine(f);
+  if (!engine) return engine.error();
+  row.engine = engine->id;
+  const InferenceEstimate e = estimate_inference(*m, *w, req, *gpu, eff, cluster, *engine);
   if (row.metric == "tokens_per_s") row.predicted = e.output_tokens_per_s;
   else if (row.metric == "prefill_tokens_per_s") row.predicted = e.prefill_tokens_per_s;
   else if (row.metric == "ttft_s") row.predicted = e.ttft_s;

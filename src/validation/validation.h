@@ -16,6 +16,7 @@ struct ValidationRow {
   std::string section;  // training, inference, operation, cross_gpu, moe_training, moe_serving
   std::string what, metric, source, assumed;
   std::string publication;  // rows from one publication share it (leave-one-publication-out)
+  std::string engine;       // inference rows: the serving engine that ran it
   double published = 0, predicted = 0;
   double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement
   double error() const { return (predicted - published) / published; }
