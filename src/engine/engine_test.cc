@@ -66,7 +66,7 @@ TEST(Engines, LlamaCppPaysForDequantisingFourBitWeights) {
   EXPECT_LT(cpp_ratio, vllm_ratio * 0.8);
 }
 
-// The eager generate loop pays its host time every token (27 ms, from the gpt-fast eager baseline).
+// The eager generate loop pays its host time every token (31 ms, from the gpt-fast eager baseline).
 TEST(Engines, EagerTransformersDecodeCarriesItsPerStepHostTime) {
   const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
   const Gpu g = gpu("h100-sxm");
@@ -75,7 +75,7 @@ TEST(Engines, EagerTransformersDecodeCarriesItsPerStepHostTime) {
   w.task = Task::infer;
   const auto hf = estimate_inference(m, w, {128, 128, 1}, g, eff, default_cluster(g), engine("transformers"));
   const auto vllm = estimate_inference(m, w, {128, 128, 1}, g, eff, default_cluster(g), engine("vllm"));
-  EXPECT_NEAR(hf.tpot_s - vllm.tpot_s, 0.027, 0.01);
+  EXPECT_NEAR(hf.tpot_s - vllm.tpot_s, 0.031, 0.01);
   EXPECT_EQ(hf.engine, "transformers");
 }
 

@@ -279,7 +279,8 @@ Result<ServingResult> Simulation::run() {
   }
   arrival_s_.assign(reqs.size(), 0);
   if (load_.users > 0) {
-    for (int64_t u = 0; u < load_.users; ++u) admit_next_of_user(rng_.exponential(load_.think_time_s));
+    for (int64_t u = 0; u < load_.users; ++u)
+      admit_next_of_user(load_.ramp_s * static_cast<double>(u) / static_cast<double>(load_.users) + rng_.exponential(load_.think_time_s));
   } else {
     for (size_t i = 0; i < reqs.size(); ++i) arrivals_.push({reqs[i].arrival_s, i}), arrival_s_[i] = reqs[i].arrival_s;
   }
@@ -367,7 +368,7 @@ Result<ServingResult> simulate_serving(const ServingSetup& s, const Load& load) 
   if (s.spec_tokens + 1 > s.max_batched_tokens) return make_error("--spec-tokens", "exceeds the engine's token budget per step");
   for (const SimRequest& q : load.requests)
     if (q.prompt_tokens <= 0 || q.output_tokens <= 0) return make_error("request", "prompt and output must be at least 1 token");
-  if (load.users < 0 || !(load.think_time_s >= 0)) return make_error("--users", "must not be negative");
+  if (load.users < 0 || !(load.think_time_s >= 0) || !(load.ramp_s >= 0)) return make_error("--users", "must not be negative");
   Simulation sim(s, load);
   return sim.run();
 }

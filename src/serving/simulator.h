@@ -27,6 +27,9 @@ struct Load {
   std::vector<SimRequest> requests;
   int64_t users = 0;       // > 0: closed loop
   double think_time_s = 0;
+  // Users start spread evenly over this span (load generators ramp up); started together with no
+  // think time they would stay in lockstep, every request arriving with all the others.
+  double ramp_s = 0;
 };
 
 struct ServingSetup {

@@ -6,35 +6,39 @@
 
 namespace gpuplan {
 
+double StepCost::forward(double tokens) const {
+  const auto& f = forward_s;
+  if (f.empty()) return 0;
+  if (tokens <= f.front().first) return f.front().second;
+  size_t i = 1;
+  while (i + 1 < f.size() && f[i].first < tokens) ++i;
+  const auto [x0, y0] = f[i - 1];
+  const auto [x1, y1] = f[i];
+  return y0 + (y1 - y0) * (tokens - x0) / (x1 - x0);
+}
+
 double StepCost::step_s(double decode_seqs, double tokens_per_seq, double decode_context_tokens, double prefill_tokens,
                         double prefill_pairs) const {
-  const double memory = weight_read_s + kv_read_s_per_token * decode_context_tokens;
-  const double compute =
-      compute_s_per_token * (decode_seqs * tokens_per_seq + prefill_tokens) + attention_s_per_pair * prefill_pairs;
-  return fixed_s + std::max(memory, compute);
+  return forward(decode_seqs * tokens_per_seq + prefill_tokens) + kv_read_s_per_token * decode_context_tokens +
+         attention_s_per_pair * prefill_pairs;
 }
 
 StepCost step_cost(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff, const Cluster& cluster,
                    const Engine& engine) {
   StepCost c;
-  auto run = [&](int64_t prompt, int64_t output) {
-    return estimate_inference(m, w, {prompt, output, 1}, gpu, eff, cluster, engine);
+  auto run = [&](int64_t prompt, int64_t output, int64_t concurrency) {
+    return estimate_inference(m, w, {prompt, output, concurrency}, gpu, eff, cluster, engine);
   };
-  // Decode of one sequence with (almost) nothing cached: the fixed part and the weight read.
-  const InferenceEstimate d1 = run(1, 2);
-  c.fixed_s = d1.decode_overhead_s + d1.decode_comm_s;
-  c.weight_read_s = std::max(0.0, d1.tpot_s - c.fixed_s);
-  // The same with a long context: what each cached token adds.
+  // A decode step of N one-token sequences with nothing cached is the forward over N tokens.
+  for (int64_t n = 1; n <= (int64_t{1} << 15); n *= 2) c.forward_s.emplace_back(static_cast<double>(n), run(1, 2, n).tpot_s);
+  // One sequence with a long context: what each cached token adds to a decode step.
   constexpr int64_t kLong = 4096;
-  const InferenceEstimate dl = run(kLong, 2);
-  c.kv_read_s_per_token = std::max(0.0, (dl.tpot_s - d1.tpot_s) / static_cast<double>(kLong));
-  // Two prefills, t(N) = a N + b N^2 / 2 (causal attention over the prompt): solve for a and b.
+  c.kv_read_s_per_token = std::max(0.0, (run(kLong, 2, 1).tpot_s - run(1, 2, 1).tpot_s) / static_cast<double>(kLong));
+  // A long prefill beyond the forward over its tokens is its causal attention, N^2 / 2 pairs.
   c.request_overhead_s = engine.request_overhead_s;
-  constexpr double n1 = 2048, n2 = 8192;
-  const double t1 = std::max(1e-9, run(static_cast<int64_t>(n1), 1).ttft_s - c.request_overhead_s - c.fixed_s);
-  const double t2 = std::max(1e-9, run(static_cast<int64_t>(n2), 1).ttft_s - c.request_overhead_s - c.fixed_s);
-  c.attention_s_per_pair = std::max(0.0, (t2 / n2 - t1 / n1) / ((n2 - n1) / 2));
-  c.compute_s_per_token = std::max(1e-12, t1 / n1 - c.attention_s_per_pair * n1 / 2);
+  constexpr double kPrompt = 8192;
+  const double attention = run(static_cast<int64_t>(kPrompt), 1, 1).ttft_s - c.request_overhead_s - c.forward(kPrompt);
+  c.attention_s_per_pair = std::max(0.0, attention / (kPrompt * kPrompt / 2));
   return c;
 }
 

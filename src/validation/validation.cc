@@ -12,6 +12,7 @@
 #include "perf/operations.h"
 #include "perf/training.h"
 #include "calibrate/cross_gpu.h"
+#include "validation/serving_rows.h"
 
 namespace gpuplan {
 
@@ -20,6 +21,14 @@ double ValidationReport::mape(const std::string& section) const {
   int n = 0;
   for (const auto& r : rows)
     if (r.section == section) sum += std::fabs(r.error()), ++n;
+  return n ? sum / n : 0;
+}
+
+double ValidationReport::mape(const std::string& section, const std::string& engine) const {
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : rows)
+    if (r.section == section && r.engine == engine) sum += std::fabs(r.error()), ++n;
   return n ? sum / n : 0;
 }
 
@@ -217,6 +226,7 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   if (!net) return net.error();
   if (*net) cluster.network_Bps = **net * 1e9 / 8;
 
+  if (section == "serving") return serving_row(t, where, *m, *gpu, eff, row);
   if (section == "operation") {
     row.metric = "op_time_s";
     auto op_name = f.string("op");
@@ -302,13 +312,18 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
     }
   }
   ValidationReport rep;
-  for (const char* section : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving"}) {
+  for (const char* section : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving", "serving"}) {
     const toml::array* rows = doc->get_as<toml::array>(section);
     if (!rows) continue;
     for (size_t i = 0; i < rows->size(); ++i) {
       const toml::table* t = rows->get(i)->as_table();
       const std::string where = fmt::format("{}: {}[{}]", origin, section, i);
       if (!t) return make_error(where, "must be a table");
+      if (!(*t)["expressible"].value_or(true)) {
+        if (!t->contains("reason")) return make_error(where + ".reason", "is required when expressible = false");
+        ++rep.unexpressible;
+        continue;
+      }
       auto row = run_row(c, section, *t, where);
       if (!row) return row.error();
       rep.rows.push_back(*row);
@@ -318,7 +333,14 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
 }
 
 Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const EfficiencyTable& eff) {
-  return run_validation(data::embedded_file("validation.toml"), "built-in validation.toml", catalog, eff);
+  auto rep = run_validation(data::embedded_file("validation.toml"), "built-in validation.toml", catalog, eff);
+  if (!rep) return rep;
+  // The serving-engine rows live in their own file (same layout).
+  auto serving = run_validation(data::embedded_file("validation_serving.toml"), "built-in validation_serving.toml", catalog, eff);
+  if (!serving) return serving.error();
+  rep->rows.insert(rep->rows.end(), serving->rows.begin(), serving->rows.end());
+  rep->unexpressible += serving->unexpressible;
+  return rep;
 }
 
 }  // namespace gpuplan
