@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <unistd.h>
 
 #include "advise/advice_json.h"
@@ -18,6 +17,8 @@
 #include "perf/phase_roofline.h"
 #include "report/html_report.h"
 #include "report/table.h"
+#include "util/escape.h"
+#include "util/output_file.h"
 #include "util/text_file.h"
 #include "util/units.h"
 
@@ -349,20 +350,17 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
       fig.memory = &mem;
       fig.roofline = &roof;
     }
-    std::ofstream out(f.html, std::ios::binary);
-    if (!out) return fail(make_error("--html", "cannot write " + f.html));
-    out << render_html(*req, a, fig);
-    if (!out) return fail(make_error("--html", "write to " + f.html + " failed"));
+    if (auto e = write_output_file(f.html, render_html(*req, a, fig), "--html")) return fail(*e);
   }
   if (f.json) return print_json(advice_json(*req, a), "workload");
   if (f.markdown) {
     fmt::print("{}", render_markdown(*req, a));
     return 0;
   }
-  fmt::print("{}\n\n", req->name);
+  fmt::print("{}\n\n", printable(req->name));
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
-    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, r.gpu, to_string(r.tier), r.how());
+    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, printable(r.gpu), to_string(r.tier), printable(r.how()));
     for (const auto& reason : a.reasons) fmt::print("{}", fit_width(reason.text, "  - ", "    "));
     if (!a.caveats.empty()) fmt::print("Caveats:\n");
     for (const auto& c : a.caveats) fmt::print("{}", fit_width(c.text, "  - ", "    "));
@@ -380,7 +378,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   fmt::print("\nRejected ({}):\n", a.rejected.size());
   for (const auto& c : a.rejected)
     fmt::print("{}", fit_width(fmt::format("{} ({}) [{}]: {}", c.gpu, c.how(), c.rule, c.why.text), "  ", "    "));
-  if (!f.html.empty()) fmt::print("\nReport written to {}\n", f.html);
+  if (!f.html.empty()) fmt::print("\nReport written to {}\n", printable(f.html));
   return 0;
 }
 

@@ -5,26 +5,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/escape.h"
 #include "util/units.h"
-#include "util/utf8.h"
 
 namespace gpuplan {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : valid_utf8(s)) {
-    switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
+std::string esc(const std::string& s) { return html_escape(s); }
 
 const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"};
 
@@ -96,10 +84,10 @@ std::string cost_chart(const Advice& a) {
     const double y = Y0 - H * ynorm(c.total_cost_usd);
     if (c.pareto) front.emplace_back(x, y);
     svg += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='{}' fill='{}'><title>{} x {} {}: {}{}</title></circle>", x, y,
-                       i == 0 ? 7 : 5, c.mode == "buy" ? "#e15759" : "#4e79a7", c.gpus, c.gpu, c.mode,
+                       i == 0 ? 7 : 5, c.mode == "buy" ? "#e15759" : "#4e79a7", c.gpus, esc(c.gpu), esc(c.mode),
                        format_usd(c.total_cost_usd), has_time ? ", " + format_seconds(c.training_time_s) : "");
     if (i == 0 || c.pareto)
-      svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='10'>{} {}</text>", x + 7, y - 4, c.gpu, c.mode);
+      svg += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='10'>{} {}</text>", x + 7, y - 4, esc(c.gpu), esc(c.mode));
   }
   std::sort(front.begin(), front.end());
   if (front.size() > 1) {
@@ -184,23 +172,27 @@ std::string render_html(const AdviseRequest& req, const Advice& a, const ReportF
 }
 
 std::string render_markdown(const AdviseRequest& req, const Advice& a) {
-  std::string m = "# gpuplan advice: " + req.name + "\n\n";
+  // Every string from the workload, the catalog or the advisor is escaped: none may add markup,
+  // links or raw HTML to the document.
+  const auto md = [](const std::string& s) { return markdown_escape(s); };
+  std::string m = "# gpuplan advice: " + md(req.name) + "\n\n";
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
-    m += fmt::format("**Recommendation: {} x {} ({}, {}), {} over {:.0f} years.**\n\n", r.gpus, r.gpu, to_string(r.tier),
-                     r.how(), format_usd(r.total_cost_usd), a.horizon_years);
-    for (const auto& reason : a.reasons) m += "- " + reason.text + "\n";
+    m += fmt::format("**Recommendation: {} x {} ({}, {}), {} over {:.0f} years.**\n\n", r.gpus, md(r.gpu), to_string(r.tier),
+                     md(r.how()), md(format_usd(r.total_cost_usd)), a.horizon_years);
+    for (const auto& reason : a.reasons) m += "- " + md(reason.text) + "\n";
     if (!a.caveats.empty()) m += "\nCaveats:\n\n";
-    for (const auto& c : a.caveats) m += "- " + c.text + "\n";
+    for (const auto& c : a.caveats) m += "- " + md(c.text) + "\n";
   } else {
     m += "**No option meets the constraints.**\n";
   }
   m += "\n| GPU | tier | mode | GPUs | total cost | training time | |\n|---|---|---|---:|---:|---:|---|\n";
   for (const auto& c : a.candidates)
-    m += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.gpu, to_string(c.tier), c.how(), c.gpus, format_usd(c.total_cost_usd),
-                     c.training_time_s > 0 ? format_seconds(c.training_time_s) : "", c.pareto ? "Pareto" : "");
+    m += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", md(c.gpu), to_string(c.tier), md(c.how()), c.gpus,
+                     md(format_usd(c.total_cost_usd)), c.training_time_s > 0 ? md(format_seconds(c.training_time_s)) : "",
+                     c.pareto ? "Pareto" : "");
   m += "\n## Rejected\n\n";
-  for (const auto& c : a.rejected) m += fmt::format("- {} ({}, rule {}): {}\n", c.gpu, c.how(), c.rule, c.why.text);
+  for (const auto& c : a.rejected) m += fmt::format("- {} ({}, rule {}): {}\n", md(c.gpu), md(c.how()), md(c.rule), md(c.why.text));
   return m;
 }
 
