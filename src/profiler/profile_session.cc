@@ -58,6 +58,99 @@ double now_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Per-GPU means, peaks and totals over the run.
+json gpus_json(const ProfileData& data) {
+  json gpus = json::array();
+  for (size_t g = 0; g < data.gpu.size(); ++g) {
+    const auto& s = data.gpu[g];
+    double util = 0, power = 0, tmax = 0, mem_peak = 0, proc_peak = 0, energy = 0;
+    int nu = 0, np = 0, errors = 0;
+    for (const auto& x : s) {
+      if (x.util_pct) util += *x.util_pct, ++nu;
+      if (x.power_w) power += *x.power_w, ++np;
+      tmax = std::max(tmax, x.temperature_c.value_or(0));
+      mem_peak = std::max(mem_peak, x.mem_used_bytes.value_or(0));
+      proc_peak = std::max(proc_peak, x.process_mem_bytes.value_or(0));
+      if (x.energy_j) energy = *x.energy_j;
+      errors += !x.error.empty();
+    }
+    const GpuDevice& d = data.devices[g];
+    gpus.push_back({{"index", g}, {"name", d.name}, {"uuid", d.uuid}, {"compute_capability", d.compute_capability},
+                    {"util_mean", nu ? json(util / nu) : json(nullptr)},
+                    {"util_note", "share of time a kernel was running, not SM occupancy"},
+                    {"memory_peak_bytes", static_cast<int64_t>(mem_peak)}, {"process_memory_peak_bytes", static_cast<int64_t>(proc_peak)},
+                    {"memory_total_bytes", static_cast<int64_t>(d.memory_total_bytes)},
+                    {"power_mean_w", np ? json(power / np) : json(nullptr)}, {"energy_j", energy},
+                    {"temperature_max_c", tmax}, {"gpm", d.gpm}, {"samples", s.size()}, {"sample_errors", errors}});
+  }
+  return gpus;
+}
+
+// summary.json: what `gpuplan predict`, `profile merge` and people read after the run.
+json summary_json(const ProfileOptions& o, const ProfileData& data, const std::vector<std::pair<double, int64_t>>& steps,
+                  const GpuSampler* gpu, const std::string& gpu_reason, int exit_code, const std::string& trace_path) {
+  const double wall = data.wall_s;
+  const std::vector<Finding> findings = diagnose(data);
+  const HostLoad load = host_load(data);
+  rusage self {};
+  getrusage(RUSAGE_SELF, &self);
+  const double self_cpu = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                          static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+  std::string command;
+  for (const auto& a : o.argv) command += (command.empty() ? "" : " ") + a;
+  double cpu_sum = 0, rss_peak = 0;
+  int cpu_n = 0;
+  for (const auto& h : data.host) {
+    if (h.t_s > 0) cpu_sum += h.tree_cpu_percent, ++cpu_n;
+    rss_peak = std::max(rss_peak, h.rss_bytes);
+  }
+  json diag = json::array();
+  for (const auto& f : findings) diag.push_back({{"finding", f.finding}, {"evidence", f.evidence}, {"advice", f.advice}});
+  json epochs = json::array();
+  for (size_t i = 0; i < data.steps.epoch_starts_s.size(); ++i)
+    epochs.push_back({{"index", i}, {"start_s", data.steps.epoch_starts_s[i]}, {"duration_s", data.steps.epoch_durations_s[i]}});
+  // Steps per second over time, in ten windows.
+  json rate = json::array();
+  for (int k = 0; k < 10 && wall > 0; ++k) {
+    const double a = wall * k / 10, b = wall * (k + 1) / 10;
+    int64_t first = -1, last = -1;
+    for (const auto& [t, n] : steps)
+      if (t >= a && t < b) {
+        if (first < 0) first = n;
+        last = n;
+      }
+    rate.push_back({{"from_s", a}, {"to_s", b}, {"steps_per_s", first < 0 ? 0.0 : static_cast<double>(last - first + 1) / (b - a)}});
+  }
+  json summary = {
+      {"schema_version", 1},
+      {"command", command},
+      {"exit_code", exit_code},
+      {"wall_s", wall},
+      {"interval_s", o.interval_s},
+      {"steps", {{"count", data.steps.count}, {"median_s", opt(data.steps.median_s)}, {"p90_s", opt(data.steps.p90_s)},
+                 {"mean_s", opt(data.steps.mean_s)}, {"steps_per_s_over_time", rate}}},
+      {"epochs", epochs},
+      {"host", {{"cpu_percent_mean", cpu_n ? cpu_sum / cpu_n : 0.0}, {"rss_peak_bytes", static_cast<int64_t>(rss_peak)},
+                {"cores", data.cores}, {"cpu_wait_cores_mean", load.tree_wait_cores},
+                {"machine_busy_percent_mean", 100 * load.machine_share},
+                {"other_load_cores_mean", load.other_cores}}},
+      {"gpu_backend", gpu ? json(gpu->backend()) : json(nullptr)},
+      {"driver_version", gpu ? json(gpu->driver_version()) : json(nullptr)},
+      {"gpu_unavailable", gpu ? json(nullptr) : json(gpu_reason)},
+      {"gpus", gpus_json(data)},
+      {"diagnosis", diag},
+      {"profiler_cpu_percent", wall > 0 ? 100 * self_cpu / wall : 0.0},
+      {"trace", trace_path},
+  };
+  char hostname[256] = {};
+  summary["hostname"] = gethostname(hostname, sizeof hostname - 1) == 0 ? valid_utf8(hostname) : "";
+  if (!o.workload.is_null()) summary["workload"] = o.workload;
+  if (o.predicted_step_s && data.steps.median_s)
+    summary["predicted"] = {{"step_time_s", *o.predicted_step_s},
+                                {"measured_over_predicted", *data.steps.median_s / *o.predicted_step_s}};
+  return summary;
+}
+
 }  // namespace
 
 Result<double> parse_interval(const std::string& s) {
@@ -215,90 +308,8 @@ Result<ProfileOutcome> run_profile(const ProfileOptions& o) {
   data.wall_s = wall;
   data.cores = std::max(1, host.cores());
   data.steps = detector->stats(wall);
-  const std::vector<Finding> findings = diagnose(data);
-  const HostLoad load = host_load(data);
 
-  // ---- summary.json ----
-  rusage self {};
-  getrusage(RUSAGE_SELF, &self);
-  const double self_cpu = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
-                          static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
-  std::string command;
-  for (const auto& a : o.argv) command += (command.empty() ? "" : " ") + a;
-  double cpu_sum = 0, rss_peak = 0;
-  int cpu_n = 0;
-  for (const auto& h : data.host) {
-    if (h.t_s > 0) cpu_sum += h.tree_cpu_percent, ++cpu_n;
-    rss_peak = std::max(rss_peak, h.rss_bytes);
-  }
-  json gpus = json::array();
-  for (size_t g = 0; g < data.gpu.size(); ++g) {
-    const auto& s = data.gpu[g];
-    double util = 0, power = 0, tmax = 0, mem_peak = 0, proc_peak = 0, energy = 0;
-    int nu = 0, np = 0, errors = 0;
-    for (const auto& x : s) {
-      if (x.util_pct) util += *x.util_pct, ++nu;
-      if (x.power_w) power += *x.power_w, ++np;
-      tmax = std::max(tmax, x.temperature_c.value_or(0));
-      mem_peak = std::max(mem_peak, x.mem_used_bytes.value_or(0));
-      proc_peak = std::max(proc_peak, x.process_mem_bytes.value_or(0));
-      if (x.energy_j) energy = *x.energy_j;
-      errors += !x.error.empty();
-    }
-    const GpuDevice& d = data.devices[g];
-    gpus.push_back({{"index", g}, {"name", d.name}, {"uuid", d.uuid}, {"compute_capability", d.compute_capability},
-                    {"util_mean", nu ? json(util / nu) : json(nullptr)},
-                    {"util_note", "share of time a kernel was running, not SM occupancy"},
-                    {"memory_peak_bytes", static_cast<int64_t>(mem_peak)}, {"process_memory_peak_bytes", static_cast<int64_t>(proc_peak)},
-                    {"memory_total_bytes", static_cast<int64_t>(d.memory_total_bytes)},
-                    {"power_mean_w", np ? json(power / np) : json(nullptr)}, {"energy_j", energy},
-                    {"temperature_max_c", tmax}, {"gpm", d.gpm}, {"samples", s.size()}, {"sample_errors", errors}});
-  }
-  json diag = json::array();
-  for (const auto& f : findings) diag.push_back({{"finding", f.finding}, {"evidence", f.evidence}, {"advice", f.advice}});
-  json epochs = json::array();
-  for (size_t i = 0; i < data.steps.epoch_starts_s.size(); ++i)
-    epochs.push_back({{"index", i}, {"start_s", data.steps.epoch_starts_s[i]}, {"duration_s", data.steps.epoch_durations_s[i]}});
-  // Steps per second over time, in ten windows.
-  json rate = json::array();
-  const auto& steps = detector->steps();
-  for (int k = 0; k < 10 && wall > 0; ++k) {
-    const double a = wall * k / 10, b = wall * (k + 1) / 10;
-    int64_t first = -1, last = -1;
-    for (const auto& [t, n] : steps)
-      if (t >= a && t < b) {
-        if (first < 0) first = n;
-        last = n;
-      }
-    rate.push_back({{"from_s", a}, {"to_s", b}, {"steps_per_s", first < 0 ? 0.0 : static_cast<double>(last - first + 1) / (b - a)}});
-  }
-  res.summary = {
-      {"schema_version", 1},
-      {"command", command},
-      {"exit_code", res.exit_code},
-      {"wall_s", wall},
-      {"interval_s", o.interval_s},
-      {"steps", {{"count", data.steps.count}, {"median_s", opt(data.steps.median_s)}, {"p90_s", opt(data.steps.p90_s)},
-                 {"mean_s", opt(data.steps.mean_s)}, {"steps_per_s_over_time", rate}}},
-      {"epochs", epochs},
-      {"host", {{"cpu_percent_mean", cpu_n ? cpu_sum / cpu_n : 0.0}, {"rss_peak_bytes", static_cast<int64_t>(rss_peak)},
-                {"cores", data.cores}, {"cpu_wait_cores_mean", load.tree_wait_cores},
-                {"machine_busy_percent_mean", 100 * load.machine_share},
-                {"other_load_cores_mean", load.other_cores}}},
-      {"gpu_backend", gpu ? json(gpu->backend()) : json(nullptr)},
-      {"driver_version", gpu ? json(gpu->driver_version()) : json(nullptr)},
-      {"gpu_unavailable", gpu ? json(nullptr) : json(gpu_reason)},
-      {"gpus", gpus},
-      {"diagnosis", diag},
-      {"profiler_cpu_percent", wall > 0 ? 100 * self_cpu / wall : 0.0},
-      {"trace", folder.trace_path()},
-  };
-  char hostname[256] = {};
-  res.summary["hostname"] = gethostname(hostname, sizeof hostname - 1) == 0 ? valid_utf8(hostname) : "";
-  if (!o.workload.is_null()) res.summary["workload"] = o.workload;
-  if (o.predicted_step_s && data.steps.median_s)
-    res.summary["predicted"] = {{"step_time_s", *o.predicted_step_s},
-                                {"measured_over_predicted", *data.steps.median_s / *o.predicted_step_s}};
+  res.summary = summary_json(o, data, detector->steps(), gpu.get(), gpu_reason, res.exit_code, folder.trace_path());
   if (!folder.trace_error().empty()) res.write_errors.push_back(make_error("--out", folder.trace_error()));
   if (auto e = folder.write_summary(json_text(res.summary, 2) + "\n")) res.write_errors.push_back(*e);
   return res;
