@@ -49,7 +49,7 @@ const std::map<std::string, std::vector<std::string>>& example_table() {
       {"profile merge", {"gpuplan profile merge prof-node*/", "gpuplan profile merge a/summary.json b/summary.json --json"}},
       {"doctor", {"gpuplan doctor", "gpuplan doctor --json"}},
       {"bench", {"gpuplan bench --write-calibration mygpu.toml", "gpuplan --calibration mygpu.toml train --model gpt2 --gpu rtx-4090"}},
-      {"predict", {"gpuplan predict --from gpuplan-profile/summary.json --gpu h100-sxm,l40s"}},
+      {"predict", {"gpuplan predict --from prof/summary.json --gpu h100-sxm,l40s   # prof: a profile's --out"}},
       {"serve", {"gpuplan serve   # then open http://127.0.0.1:8080/", "gpuplan serve --port 9000 --host 127.0.0.1"}},
       {"completion",
        {"gpuplan completion bash > ~/.local/share/bash-completion/completions/gpuplan",

@@ -206,12 +206,8 @@ int run_bench(Context& ctx, const std::string& calibration_out, bool json_out) {
     fmt::print(stderr, "gpuplan: {}\n", r.error().message);
     return 1;
   }
-  if (!calibration_out.empty()) {
-    FILE* f = std::fopen(calibration_out.c_str(), "w");
-    if (!f) return fail(make_error("--write-calibration", "cannot write " + calibration_out));
-    std::fputs(calibration_toml(*r).c_str(), f);
-    std::fclose(f);
-  }
+  if (!calibration_out.empty())
+    if (auto e = write_output_file(calibration_out, calibration_toml(*r), "--write-calibration")) return fail(*e);
   if (json_out) {
     return print_json(bench_json(*r), "bench");
   }
