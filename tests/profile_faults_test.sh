@@ -229,7 +229,7 @@ case_symlinks() {
 # ---- Other processes loading the machine are not blamed on the run. ---------------------------------
 case_host_load() {
   n=$(nproc)
-  [ "$n" -gt 16 ] && n=16
+  [ "$n" -gt 64 ] && n=64
   for _ in $(seq 1 "$n"); do
     bash -c 'while :; do :; done' &
     burners+=($!)
