@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <ctime>
 #include <fstream>
 #include <unistd.h>
@@ -19,6 +21,8 @@
 #include "report/html_report.h"
 #include "report/table.h"
 #include "util/text_file.h"
+#include "util/version.h"
+#include "validation/validation.h"
 #include "util/units.h"
 
 namespace gpuplan::cli {
@@ -297,6 +301,33 @@ int64_t today_days() {
   return static_cast<int64_t>(std::time(nullptr) / 86400);
 }
 
+// The spread of actual over estimated training time across the published training rows: the
+// 10th and 90th percentiles of the ratio.
+std::optional<ErrorBand> training_time_band(const Catalog& catalog, const EfficiencyTable& table) {
+  auto report = run_builtin_validation(catalog, table);
+  if (!report) return std::nullopt;
+  std::vector<double> ratios;
+  for (const auto& row : report->rows) {
+    if (row.section != "training" || row.published <= 0 || row.predicted <= 0) continue;
+    const bool is_time = row.metric == "step_time_s" || row.metric == "gpu_hours";
+    ratios.push_back(is_time ? row.published / row.predicted : row.predicted / row.published);
+  }
+  if (ratios.size() < 5) return std::nullopt;
+  std::sort(ratios.begin(), ratios.end());
+  auto at = [&](double q) { return ratios[static_cast<size_t>(q * (ratios.size() - 1) + 0.5)]; };
+  return ErrorBand{std::min(1.0, at(0.1)), std::max(1.0, at(0.9)),
+                   fmt::format("10th to 90th percentile over {} published training runs in `gpuplan validate`", ratios.size())};
+}
+
+std::string today_iso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
 int run_advise(Context& ctx, const AdviseFlags& f) {
   std::string text, origin;
   if (f.file.empty()) {
@@ -322,6 +353,9 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   const Advice a = advise(*req, **catalog, **prices, **table, Platform::builtin(), AdviseOptions{*headroom}, progress.callback());
   if (!f.html.empty()) {
     ReportFigures fig;
+    fig.generated_on = today_iso();
+    fig.version = version_line();
+    fig.time_band = training_time_band(**catalog, **table);
     MemoryEstimate mem;
     RooflineReport roof;
     if (a.recommendation) {
