@@ -20,6 +20,8 @@
 #include "perf/phase_roofline.h"
 #include "report/html_report.h"
 #include "report/table.h"
+#include "util/checked.h"
+#include "util/limits.h"
 #include "util/text_file.h"
 #include "util/version.h"
 #include "validation/validation.h"
@@ -100,7 +102,10 @@ int run_plan(Context& ctx, PlanFlags f) {
   if (!g) return fail(g.error());
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
-  if (f.global_batch < 0) return fail(make_error("--global-batch", "must be positive"));
+  if (auto s = require_range(f.global_batch, "--global-batch", 0, limits::kMaxGlobalBatch)) return fail(*s);
+  if (auto s = require_finite(f.tokens, "--tokens", 0, limits::kMaxTokens)) return fail(*s);
+  if (auto s = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return fail(*s);
+  if (auto s = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return fail(*s);
   Cluster cluster = default_cluster(*g);
   if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
@@ -119,6 +124,11 @@ int run_plan(Context& ctx, PlanFlags f) {
     for (int64_t ep = 1; ep <= std::min<int64_t>(range->second, m.experts); ep *= 2) space.expert_parallel.push_back(ep);
   Progress progress("planning");
   const PlanResult r = plan_training(m, base, *g, (*table)->for_gpu(*g, *stack), *stack, cluster, space, progress.callback());
+  if (r.best)
+    if (auto s = check_figures({{"step time", r.best->estimate.step_time_s, kMaxSeconds},
+                                {"time to train", r.best->estimate.time_to_train_s.value_or(0), kMaxSeconds}},
+                               "--model"))
+      return fail(*s);
   const GpuPrice* price = (*prices)->find(g->id);
   const auto quote = price ? price->cheapest_cloud() : std::nullopt;
   auto priced = [&](const PlanCandidate& c) {
@@ -225,9 +235,11 @@ int run_cost(Context& ctx, const CostFlags& f) {
   if (!prices) return fail(prices.error());
   if (f.gpus <= 0 || f.gpus > (1 << 20)) return fail(make_error("--gpus", "must be between 1 and 1048576"));
   if (!(f.hours > 0) || f.hours > 744) return fail(make_error("--hours-per-month", "must be between 0 and 744"));
-  if (f.years < 0 || f.years > 30) return fail(make_error("--years", "must be between 0 and 30"));
-  if (f.pue != 0 && (f.pue < 1 || f.pue > 5)) return fail(make_error("--pue", "must be between 1 and 5"));
-  if (f.kwh != -1 && (f.kwh < 0 || f.kwh > 10)) return fail(make_error("--electricity", "must be between 0 and 10 USD/kWh"));
+  // Under a month, a monthly cost has no meaning (and divides capital by almost nothing).
+  if (f.years != 0 && !(f.years >= 1.0 / 12 && f.years <= 30))
+    return fail(make_error("--years", "must be between 1/12 (a month) and 30"));
+  if (f.pue != 0 && !(f.pue >= 1 && f.pue <= 5)) return fail(make_error("--pue", "must be between 1 and 5"));
+  if (f.kwh != -1 && !(f.kwh >= 0 && f.kwh <= 10)) return fail(make_error("--electricity", "must be between 0 and 10 USD/kWh"));
   CostInputs in;
   in.gpus = f.gpus;
   in.hours_per_month = f.hours;

@@ -89,8 +89,11 @@ Result<double> parse_count(std::string_view text, const std::string& field) {
       break;
     }
   }
+  if (digits.size() > 1 && digits.front() == '+') digits.remove_prefix(1);
   double v = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec == std::errc::result_out_of_range && end == digits.data() + digits.size())
+    return make_error(field, fmt::format("'{}' is beyond the range of a double", text));
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
     return make_error(field, fmt::format("'{}' is not a number (suffixes: 128k, 32M, 2B, 1.5T, 4Ki)", text));
   if (!std::isfinite(v) || !std::isfinite(v * scale))
