@@ -302,12 +302,16 @@ void accept_count_suffixes(CLI::App& app) {
     const std::string name = o->get_name();
     o->transform(
         [integral, name](std::string v) -> std::string {
-          if (v.empty() || !std::isalpha(static_cast<unsigned char>(v.back()))) return v;
+          // CLI11 reads "" as zero, which several flags take to mean "the default".
+          if (v.empty()) throw CLI::ValidationError("needs a number, got an empty value");
+          // CLI11 reads and range-checks plain integers itself; every real number goes through
+          // parse_count, which refuses NaN, inf and values that overflow a double (1e309).
+          if (integral && !std::isalpha(static_cast<unsigned char>(v.back()))) return v;
           auto r = parse_count(v, name);
-          if (!r) throw CLI::ValidationError(name, r.error().message);
+          if (!r) throw CLI::ValidationError(r.error().message);
           if (integral) {
             if (*r != std::floor(*r) || std::fabs(*r) >= 9e18)
-              throw CLI::ValidationError(name, fmt::format("'{}' must be a whole number", v));
+              throw CLI::ValidationError(fmt::format("'{}' must be a whole number", v));
             return fmt::format("{}", static_cast<long long>(*r));
           }
           return fmt::format("{:.17g}", *r);
