@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PACKAGES = g++ cmake make python3 libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev \
                libgtest-dev libbenchmark-dev clang chromium python3-torch \
-               pkg-config libcurl4-openssl-dev libcpp-httplib-dev prometheus zsh fish
+               pkg-config libcurl4-openssl-dev libcpp-httplib-dev libre2-dev prometheus zsh fish
 
 .PHONY: deps build demo test install install-files asan fuzz bench clean
 PREFIX ?= /usr/local

@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <ctime>
-#include <fstream>
 #include <unistd.h>
 
 #include "advise/advice_json.h"
@@ -19,7 +20,13 @@
 #include "perf/phase_roofline.h"
 #include "report/html_report.h"
 #include "report/table.h"
+#include "util/checked.h"
+#include "util/escape.h"
+#include "util/limits.h"
+#include "util/output_file.h"
 #include "util/text_file.h"
+#include "util/version.h"
+#include "validation/validation.h"
 #include "util/units.h"
 
 namespace gpuplan::cli {
@@ -97,7 +104,10 @@ int run_plan(Context& ctx, PlanFlags f) {
   if (!g) return fail(g.error());
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
-  if (f.global_batch < 0) return fail(make_error("--global-batch", "must be positive"));
+  if (auto s = require_range(f.global_batch, "--global-batch", 0, limits::kMaxGlobalBatch)) return fail(*s);
+  if (auto s = require_finite(f.tokens, "--tokens", 0, limits::kMaxTokens)) return fail(*s);
+  if (auto s = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return fail(*s);
+  if (auto s = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return fail(*s);
   Cluster cluster = default_cluster(*g);
   if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
@@ -116,6 +126,11 @@ int run_plan(Context& ctx, PlanFlags f) {
     for (int64_t ep = 1; ep <= std::min<int64_t>(range->second, m.experts); ep *= 2) space.expert_parallel.push_back(ep);
   Progress progress("planning");
   const PlanResult r = plan_training(m, base, *g, (*table)->for_gpu(*g, *stack), *stack, cluster, space, progress.callback());
+  if (r.best)
+    if (auto s = check_figures({{"step time", r.best->estimate.step_time_s, kMaxSeconds},
+                                {"time to train", r.best->estimate.time_to_train_s.value_or(0), kMaxSeconds}},
+                               "--model"))
+      return fail(*s);
   const GpuPrice* price = (*prices)->find(g->id);
   const auto quote = price ? price->cheapest_cloud() : std::nullopt;
   auto priced = [&](const PlanCandidate& c) {
@@ -222,9 +237,11 @@ int run_cost(Context& ctx, const CostFlags& f) {
   if (!prices) return fail(prices.error());
   if (f.gpus <= 0 || f.gpus > (1 << 20)) return fail(make_error("--gpus", "must be between 1 and 1048576"));
   if (!(f.hours > 0) || f.hours > 744) return fail(make_error("--hours-per-month", "must be between 0 and 744"));
-  if (f.years < 0 || f.years > 30) return fail(make_error("--years", "must be between 0 and 30"));
-  if (f.pue != 0 && (f.pue < 1 || f.pue > 5)) return fail(make_error("--pue", "must be between 1 and 5"));
-  if (f.kwh != -1 && (f.kwh < 0 || f.kwh > 10)) return fail(make_error("--electricity", "must be between 0 and 10 USD/kWh"));
+  // Under a month, a monthly cost has no meaning (and divides capital by almost nothing).
+  if (f.years != 0 && !(f.years >= 1.0 / 12 && f.years <= 30))
+    return fail(make_error("--years", "must be between 1/12 (a month) and 30"));
+  if (f.pue != 0 && !(f.pue >= 1 && f.pue <= 5)) return fail(make_error("--pue", "must be between 1 and 5"));
+  if (f.kwh != -1 && !(f.kwh >= 0 && f.kwh <= 10)) return fail(make_error("--electricity", "must be between 0 and 10 USD/kWh"));
   CostInputs in;
   in.gpus = f.gpus;
   in.hours_per_month = f.hours;
@@ -319,6 +336,33 @@ int64_t today_days() {
   return static_cast<int64_t>(std::time(nullptr) / 86400);
 }
 
+// The spread of actual over estimated training time across the published training rows: the
+// 10th and 90th percentiles of the ratio.
+std::optional<ErrorBand> training_time_band(const Catalog& catalog, const EfficiencyTable& table) {
+  auto report = run_builtin_validation(catalog, table);
+  if (!report) return std::nullopt;
+  std::vector<double> ratios;
+  for (const auto& row : report->rows) {
+    if (row.section != "training" || row.published <= 0 || row.predicted <= 0) continue;
+    const bool is_time = row.metric == "step_time_s" || row.metric == "gpu_hours";
+    ratios.push_back(is_time ? row.published / row.predicted : row.predicted / row.published);
+  }
+  if (ratios.size() < 5) return std::nullopt;
+  std::sort(ratios.begin(), ratios.end());
+  auto at = [&](double q) { return ratios[static_cast<size_t>(q * (ratios.size() - 1) + 0.5)]; };
+  return ErrorBand{std::min(1.0, at(0.1)), std::max(1.0, at(0.9)),
+                   fmt::format("10th to 90th percentile over {} published training runs in `gpuplan validate`", ratios.size())};
+}
+
+std::string today_iso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
 int run_advise(Context& ctx, const AdviseFlags& f) {
   std::string text, origin;
   if (f.file.empty()) {
@@ -346,6 +390,9 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   const Advice a = advise(*req, **catalog, **prices, **table, Platform::builtin(), AdviseOptions{*headroom}, progress.callback());
   if (!f.html.empty()) {
     ReportFigures fig;
+    fig.generated_on = today_iso();
+    fig.version = version_line();
+    fig.time_band = training_time_band(**catalog, **table);
     MemoryEstimate mem;
     RooflineReport roof;
     if (a.recommendation) {
@@ -373,10 +420,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
       fig.memory = &mem;
       fig.roofline = &roof;
     }
-    std::ofstream out(f.html, std::ios::binary);
-    if (!out) return fail(make_error("--html", "cannot write " + f.html));
-    out << render_html(*req, a, fig);
-    if (!out) return fail(make_error("--html", "write to " + f.html + " failed"));
+    if (auto e = write_output_file(f.html, render_html(*req, a, fig), "--html")) return fail(*e);
   }
   if (f.emit == "k8s") return emit_k8s(*req, a, f.scale_at);
   if (f.json) return print_json(advice_json(*req, a), "workload");
@@ -384,10 +428,10 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
     fmt::print("{}", render_markdown(*req, a));
     return 0;
   }
-  fmt::print("{}\n\n", req->name);
+  fmt::print("{}\n\n", printable(req->name));
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
-    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, r.gpu, to_string(r.tier), r.how());
+    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, printable(r.gpu), to_string(r.tier), printable(r.how()));
     for (const auto& reason : a.reasons) fmt::print("{}", fit_width(reason.text, "  - ", "    "));
     if (!a.caveats.empty()) fmt::print("Caveats:\n");
     for (const auto& c : a.caveats) fmt::print("{}", fit_width(c.text, "  - ", "    "));
@@ -405,7 +449,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   fmt::print("\nRejected ({}):\n", a.rejected.size());
   for (const auto& c : a.rejected)
     fmt::print("{}", fit_width(fmt::format("{} ({}) [{}]: {}", c.gpu, c.how(), c.rule, c.why.text), "  ", "    "));
-  if (!f.html.empty()) fmt::print("\nReport written to {}\n", f.html);
+  if (!f.html.empty()) fmt::print("\nReport written to {}\n", printable(f.html));
   return 0;
 }
 

@@ -53,7 +53,7 @@ const std::map<std::string, std::vector<std::string>>& example_table() {
       {"profile merge", {"gpuplan profile merge prof-node*/", "gpuplan profile merge a/summary.json b/summary.json --json"}},
       {"doctor", {"gpuplan doctor", "gpuplan doctor --json"}},
       {"bench", {"gpuplan bench --write-calibration mygpu.toml", "gpuplan --calibration mygpu.toml train --model gpt2 --gpu rtx-4090"}},
-      {"predict", {"gpuplan predict --from gpuplan-profile/summary.json --gpu h100-sxm,l40s"}},
+      {"predict", {"gpuplan predict --from prof/summary.json --gpu h100-sxm,l40s   # prof: a profile's --out"}},
       {"serve", {"gpuplan serve   # then open http://127.0.0.1:8080/", "gpuplan serve --port 9000 --host 127.0.0.1"}},
       {"completion",
        {"gpuplan completion bash > ~/.local/share/bash-completion/completions/gpuplan",
@@ -306,12 +306,16 @@ void accept_count_suffixes(CLI::App& app) {
     const std::string name = o->get_name();
     o->transform(
         [integral, name](std::string v) -> std::string {
-          if (v.empty() || !std::isalpha(static_cast<unsigned char>(v.back()))) return v;
+          // CLI11 reads "" as zero, which several flags take to mean "the default".
+          if (v.empty()) throw CLI::ValidationError("needs a number, got an empty value");
+          // CLI11 reads and range-checks plain integers itself; every real number goes through
+          // parse_count, which refuses NaN, inf and values that overflow a double (1e309).
+          if (integral && !std::isalpha(static_cast<unsigned char>(v.back()))) return v;
           auto r = parse_count(v, name);
-          if (!r) throw CLI::ValidationError(name, r.error().message);
+          if (!r) throw CLI::ValidationError(r.error().message);
           if (integral) {
             if (*r != std::floor(*r) || std::fabs(*r) >= 9e18)
-              throw CLI::ValidationError(name, fmt::format("'{}' must be a whole number", v));
+              throw CLI::ValidationError(fmt::format("'{}' must be a whole number", v));
             return fmt::format("{}", static_cast<long long>(*r));
           }
           return fmt::format("{:.17g}", *r);

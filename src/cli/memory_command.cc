@@ -80,6 +80,8 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   if (!headroom) return fail(headroom.error());
   const Efficiency eff = gpu ? (*table)->for_gpu(*gpu) : (*table)->for_gpu(Gpu{});
   const MemoryEstimate e = estimate_memory(model, w, eff);
+  if (auto s = check_figures({{"memory per GPU", e.nvidia_smi(), kMaxBytes}, {"CPU offload", e.cpu_offload, kMaxBytes}}, "--model"))
+    return fail(*s);
   std::optional<FitReport> fit;
   std::optional<Workload> split;
   FitSearch search;

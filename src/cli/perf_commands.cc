@@ -16,8 +16,11 @@
 #include "serving/simulator.h"
 #include "serving/trace.h"
 #include "report/table.h"
+#include "util/checked.h"
+#include "util/limits.h"
 #include "util/text_file.h"
 #include "util/units.h"
+#include "util/utf8.h"
 #include "calibrate/profile_fit.h"
 #include "hardware/prices.h"
 #include "validation/validation.h"
@@ -70,6 +73,23 @@ struct TrainFlags {
   bool json = false;
 };
 
+// --global-batch, --tokens, --epochs and --dataset-tokens: in range, and consistent with the split.
+Status check_run_flags(int64_t global_batch, const Workload& w, double tokens, double epochs, double dataset_tokens) {
+  if (auto s = require_range(global_batch, "--global-batch", 0, limits::kMaxGlobalBatch)) return s;
+  // micro-batch and dp are bounded by Workload::validate, so their product fits.
+  if (global_batch > 0 && global_batch % (w.micro_batch * w.par.dp) != 0)
+    return make_error("--global-batch", fmt::format("{} is not a multiple of micro-batch x dp = {}", global_batch, w.micro_batch * w.par.dp));
+  if (auto s = require_finite(tokens, "--tokens", 0, limits::kMaxTokens)) return s;
+  if (auto s = require_finite(epochs, "--epochs", 0, limits::kMaxEpochs)) return s;
+  if (auto s = require_finite(dataset_tokens, "--dataset-tokens", 0, limits::kMaxTokens)) return s;
+  if (epochs > 0 && dataset_tokens <= 0) return make_error("--dataset-tokens", "is required with --epochs");
+  if (tokens > 0 && epochs > 0) return make_error("--tokens", "give --tokens or --epochs, not both");
+  if (epochs * dataset_tokens > limits::kMaxTokens)
+    return make_error("--epochs", fmt::format("{:g} epochs of {:g} tokens is more than {:g} tokens", epochs, dataset_tokens,
+                                              limits::kMaxTokens));
+  return std::nullopt;
+}
+
 int run_train(Context& ctx, const TrainFlags& f) {
   if (f.w.task == "infer") return fail(make_error("--task", "train models training; use `gpuplan infer` for inference"));
   auto built = build_workload(f.w);
@@ -82,12 +102,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   const auto& [gpu, eff] = *ge;
   auto cluster = make_cluster(f.cluster, gpu);
   if (!cluster) return fail(cluster.error());
-  if (f.global_batch < 0) return fail(make_error("--global-batch", "must be positive"));
-  if (f.global_batch > 0 && f.global_batch % (w.micro_batch * w.par.dp) != 0)
-    return fail(make_error("--global-batch", fmt::format("{} is not a multiple of micro-batch x dp = {}", f.global_batch, w.micro_batch * w.par.dp)));
-  if (f.tokens < 0 || f.epochs < 0 || f.dataset_tokens < 0) return fail(make_error("--tokens", "must not be negative"));
-  if (f.epochs > 0 && f.dataset_tokens <= 0) return fail(make_error("--dataset-tokens", "is required with --epochs"));
-  if (f.tokens > 0 && f.epochs > 0) return fail(make_error("--tokens", "give --tokens or --epochs, not both"));
+  if (auto s = check_run_flags(f.global_batch, w, f.tokens, f.epochs, f.dataset_tokens)) return fail(*s);
   TrainingRun run;
   run.global_batch = f.global_batch;
   if (f.tokens > 0) run.tokens = f.tokens;
@@ -97,6 +112,12 @@ int run_train(Context& ctx, const TrainFlags& f) {
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
   const StepBreakdown& b = e.breakdown;
   const double epoch_s = f.dataset_tokens > 0 ? f.dataset_tokens / e.tokens_per_s : 0;
+  if (auto s = check_figures({{"step time", e.step_time_s, kMaxSeconds}, {"throughput", e.tokens_per_s},
+                              {"time per epoch", epoch_s, kMaxSeconds},
+                              {"time to train", e.time_to_train_s.value_or(0), kMaxSeconds},
+                              {"memory per GPU", mem.nvidia_smi(), kMaxBytes}},
+                             "--model"))
+    return fail(*s);
   if (f.json) {
     nlohmann::json j = {
         {"schema_version", 1},
@@ -282,6 +303,11 @@ int run_infer(Context& ctx, InferFlags f) {
   }
   const MemoryEstimate mem = estimate_memory(m, w, eff);
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
+  if (auto s = check_figures({{"time to first token", e.ttft_s, kMaxSeconds}, {"time per output token", e.tpot_s, kMaxSeconds},
+                              {"end-to-end latency", e.e2e_latency_s, kMaxSeconds}, {"throughput", e.total_output_tokens_per_s},
+                              {"memory per GPU", mem.nvidia_smi(), kMaxBytes}},
+                             "--model"))
+    return fail(*s);
   if (f.json) {
     nlohmann::json j = {{"schema_version", 1},
                         {"model", m.id},
@@ -383,6 +409,7 @@ int run_roofline(Context& ctx, RooflineFlags f) {
   auto ge = gpu_and_eff(ctx, f.gpu);
   if (!ge) return fail(ge.error());
   const RooflineReport r = roofline(m, w, ge->first, ge->second, phase);
+  if (auto s = check_figures({{"step time", r.compute_bound_s + r.memory_bound_s, kMaxSeconds}}, "--model")) return fail(*s);
   const char* verdict = r.memory_bound() ? "memory-bound" : "compute-bound";
   if (f.json) {
     nlohmann::json ops = nlohmann::json::array();
@@ -471,7 +498,7 @@ int run_predict(Context& ctx, const PredictFlags& f) {
   auto text = read_text_file(f.from, "profile summary");
   if (!text) return fail(make_error("--from", text.error().to_string()));
   auto summary = json::parse(*text, nullptr, false);
-  if (summary.is_discarded()) return fail(make_error("--from", f.from + " is not valid JSON"));
+  if (summary.is_discarded()) return fail(make_error("--from", valid_utf8(f.from) + " is not valid JSON"));
   auto catalog = ctx.catalog();
   if (!catalog) return fail(catalog.error());
   auto table = ctx.efficiency();
@@ -480,8 +507,8 @@ int run_predict(Context& ctx, const PredictFlags& f) {
   if (!prices) return fail(prices.error());
   auto fit = fit_profile(summary, f.o, **catalog, **table);
   if (!fit) return fail(fit.error());
-  if (f.target_gpus < 0) return fail(make_error("--gpus", "must be positive"));
-  if (f.dataset_tokens < 0) return fail(make_error("--dataset-tokens", "must not be negative"));
+  if (auto s = require_range(f.target_gpus, "--gpus", 0, limits::kMaxGpus)) return fail(*s);
+  if (auto s = require_finite(f.dataset_tokens, "--dataset-tokens", 0, limits::kMaxTokens)) return fail(*s);
   std::vector<std::string> targets;
   std::string cur;
   for (char c : f.gpus_list + ",") {
@@ -509,6 +536,9 @@ int run_predict(Context& ctx, const PredictFlags& f) {
     w.par.zero = w.par.dp > 1 ? std::max(w.par.zero, 3) : 0;
     TrainingRun run = fit->run;  // the same global batch
     if (run.global_batch % (w.micro_batch * w.par.dp) != 0) run.global_batch = w.micro_batch * w.par.dp;
+    if (run.global_batch > limits::kMaxGlobalBatch)
+      return fail(make_error("--gpus", fmt::format("{} GPUs x micro-batch {} is more than {} sequences a step", w.par.dp,
+                                                   w.micro_batch, limits::kMaxGlobalBatch)));
     const Efficiency eff = (*table)->for_gpu(*g, fit->stack);
     const Cluster cl = default_cluster(*g);
     auto tgt_seconds = [&](const Efficiency& e) { return estimate_training(fit->model, w, *g, e, fit->stack, cl, run).step_time_s; };
@@ -520,6 +550,12 @@ int run_predict(Context& ctx, const PredictFlags& f) {
     const auto quote = price ? price->cheapest_cloud() : std::nullopt;
     const double per_hour = quote ? quote->usd_per_gpu_hour * w.par.gpus() : 0;
     const bool fits = estimate_memory(fit->model, w, eff).nvidia_smi() <= usable_memory_bytes(*g);
+    if (auto s = check_figures({{"step time", p.seconds, kMaxSeconds}, {"step time band", p.high_s, kMaxSeconds},
+                                {"step time band", p.low_s, kMaxSeconds},
+                                {"step time", p.uncalibrated_s, kMaxSeconds}, {"throughput", tps},
+                                {"time per epoch", epoch, kMaxSeconds}, {"cost per hour", per_hour}},
+                               "--from"))
+      return fail(*s);
     out.push_back({{"gpu", g->id}, {"gpus", w.par.gpus()}, {"step_time_s", p.seconds}, {"step_time_low_s", p.low_s},
                    {"step_time_high_s", p.high_s}, {"uncalibrated_step_time_s", p.uncalibrated_s}, {"tokens_per_s", tps},
                    {"time_per_epoch_s", epoch > 0 ? json(epoch) : json(nullptr)},
