@@ -69,7 +69,9 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   }
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
   if (!headroom) return fail(headroom.error());
-  const Efficiency eff = gpu ? (*table)->for_gpu(*gpu) : (*table)->for_gpu(Gpu{});
+  // Training memory carries the stack's fitted activation and allocator terms (data/fitted.toml).
+  const Gpu resolved = gpu ? *gpu : Gpu{};
+  const Efficiency eff = stack ? (*table)->for_gpu(resolved, *stack) : (*table)->for_gpu(resolved);
   const MemoryEstimate e = estimate_memory(model, w, eff);
   std::optional<FitReport> fit;
   std::optional<Workload> split;
@@ -90,6 +92,11 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     nlohmann::json j = memory_json(model, w, e, gpu ? &*gpu : nullptr, fit, split);
     j["stack"] = stack ? nlohmann::json(stack->id) : nlohmann::json(nullptr);
     j["memory_per_gpu_bytes"] = static_cast<int64_t>(e.nvidia_smi());
+    j["per_gpu_bytes_band"] = e.per_gpu_bytes_band
+        ? nlohmann::json::array({static_cast<int64_t>(e.per_gpu_bytes_band->first), static_cast<int64_t>(e.per_gpu_bytes_band->second)})
+        : nlohmann::json(nullptr);
+    j["host_bytes"] = static_cast<int64_t>(e.cpu_offload);
+    if (stack) j["loss"] = to_string(w.loss), j["cp"] = w.par.cp;
     j["headroom"] = {{"fraction", headroom->fraction}, {"basis", headroom->basis}};
     if (fit) {
       j["free_fraction"] = fit->margin.free_fraction;
@@ -102,7 +109,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     return print_json(j, "--model");
   }
   fmt::print("{}", fit_width(describe(model, w)));
-  if (stack) fmt::print("Stack: {} ({}).\n", stack->id, stack->name);
+  if (stack) fmt::print("Stack: {} ({}), {} loss.\n", stack->id, stack->name, to_string(w.loss));
   print_model_caveats(model);
   if (w.par.gpus() > 1)
     fmt::print("Split over {} GPUs: tp {} x pp {} x dp {}{}, ZeRO-{}. Figures are per GPU.\n", w.par.gpus(),
@@ -121,7 +128,10 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   t.add_row({"", "reserved by PyTorch", format_bytes(e.reserved()), "torch.cuda.max_memory_reserved()"});
   t.add_row({"", "allocated by tensors", format_bytes(e.allocated()), "torch.cuda.max_memory_allocated()"});
   fmt::print("{}", t.render());
-  if (e.cpu_offload > 0) fmt::print("CPU memory for offloaded optimizer states: {}\n", format_bytes(e.cpu_offload));
+  if (e.per_gpu_bytes_band)
+    fmt::print("Per GPU {}, 80% band {}–{} (published / predicted on runs the fit never saw).\n", format_bytes(e.nvidia_smi()),
+               format_bytes(e.per_gpu_bytes_band->first), format_bytes(e.per_gpu_bytes_band->second));
+  if (e.cpu_offload > 0) fmt::print("Host RAM for offloaded optimizer states: {} per GPU process\n", format_bytes(e.cpu_offload));
   if (gpu) {
     fmt::print("\nOn {} ({}): ", gpu->name, format_bytes(fit->capacity_bytes));
     const MemoryMargin& mg = fit->margin;

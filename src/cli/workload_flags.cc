@@ -1,6 +1,7 @@
 #include "cli/workload_flags.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model/resolve.h"
 #include "util/suggest.h"
@@ -27,6 +28,9 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--kv-precision", f.kv_precision, "KV cache precision (default: the activation precision)");
   sub.add_flag("--offload-optimizer", f.offload_optimizer, "keep optimizer states in CPU memory");
   sub.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "tensor parallel without sequence parallelism");
+  sub.add_option("--cp", f.cp, "context-parallel degree: each sequence split over this many GPUs (ring attention)")->capture_default_str();
+  sub.add_option("--shard-group", f.shard_group, "hybrid sharding: ZeRO/FSDP shards over groups of this many replicas, replicated across groups (default: all)");
+  sub.add_flag("--no-reshard-after-forward", f.no_reshard_after_forward, "FSDP keeps gathered parameters from forward to backward");
   sub.add_option("--ep", f.ep, "expert-parallel degree for mixture-of-experts models (divides tp x dp; plan searches it when not given)");
   sub.add_option("--capacity-factor", f.capacity_factor, "MoE expert capacity factor when tokens are dropped (default: dropless)");
   sub.add_flag("--assume-dense", f.assume_dense,
@@ -42,12 +46,33 @@ void print_model_caveats(const ModelSpec& m) {
 void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--stack", f.stack, "software stack: megatron, torchtitan, torchtitan-compile, hf, deepspeed, torchtune, "
                                      "unsloth (default: megatron for pretrain, hf for fine-tuning; `gpuplan stacks`)");
+  sub.add_option("--loss", f.loss, "cross-entropy: standard, chunked or fused (default: the stack's)");
+  sub.add_option("--fp8-recipe", f.fp8_recipe, "with --precision fp8: delayed, tensorwise, rowwise, blockwise or mxfp8 (default: the stack's first)");
 }
 
 Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   auto stack = StackCatalog::builtin().find(f.stack.empty() ? default_stack_id(w.task) : f.stack);
   if (!stack) return stack.error();
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
+  auto loss = parse_loss(f.loss.empty() ? stack->default_loss : f.loss);
+  if (!loss)
+    return make_error("--loss", "must be standard, chunked or fused, not '" + f.loss + "'" +
+                                    did_you_mean(f.loss, {"standard", "chunked", "fused"}));
+  w.loss = *loss;
+  if (!f.no_reshard_after_forward) apply_stack_layout(*stack, w);
+  if (!f.fp8_recipe.empty() && w.precision != Precision::fp8)
+    return make_error("--fp8-recipe", "applies to --precision fp8");
+  if (w.precision == Precision::fp8 && w.training()) {
+    if (stack->fp8_recipes.empty())
+      return make_error("--precision", "stack '" + stack->id + "' has no FP8 recipe; pick a stack that offers one (`gpuplan stacks`)");
+    if (!f.fp8_recipe.empty() && !stack->recipe(f.fp8_recipe)) {
+      std::vector<std::string> ids;
+      for (const auto& r : stack->fp8_recipes) ids.push_back(r.id);
+      return make_error("--fp8-recipe", "stack '" + stack->id + "' does not offer '" + f.fp8_recipe + "'" + did_you_mean(f.fp8_recipe, ids) +
+                                             " (it offers " + fmt::format("{}", fmt::join(ids, ", ")) + ")");
+    }
+    w.fp8_recipe = f.fp8_recipe;
+  }
   return stack;
 }
 
@@ -86,10 +111,11 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   if (f.dp < 0) return make_error("--dp", fmt::format("must be at least 1, got {}", f.dp));
   int64_t gpus = f.gpus;
   if (f.dp > 0) {
-    if (f.gpus != 1 && f.gpus != f.dp * f.tp * f.pp)
-      return make_error("--dp", fmt::format("dp {} x tp {} x pp {} is {} GPUs, but --gpus says {}", f.dp, f.tp, f.pp,
-                                            f.dp * f.tp * f.pp, f.gpus));
-    gpus = f.dp * f.tp * f.pp;
+    const int64_t cp = std::max<int64_t>(1, f.cp);
+    if (f.gpus != 1 && f.gpus != f.dp * f.tp * f.pp * cp)
+      return make_error("--dp", fmt::format("dp {} x tp {} x pp {} x cp {} is {} GPUs, but --gpus says {}", f.dp, f.tp, f.pp, cp,
+                                            f.dp * f.tp * f.pp * cp, f.gpus));
+    gpus = f.dp * f.tp * f.pp * cp;
   }
   if (f.tp <= 0) return make_error("--tp", fmt::format("must be at least 1, got {}", f.tp));
   if (f.pp <= 0) return make_error("--pp", fmt::format("must be at least 1, got {}", f.pp));
@@ -103,6 +129,13 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.par.sequence_parallel = !f.no_sequence_parallel;
   if (f.ep < 0) return make_error("--ep", fmt::format("must be at least 1, got {}", f.ep));
   w.par.ep = f.ep > 0 ? f.ep : 1;
+  if (f.cp < 1) return make_error("--cp", fmt::format("must be at least 1, got {}", f.cp));
+  if (w.par.dp % f.cp != 0)
+    return make_error("--cp", fmt::format("{} does not divide the {} GPUs left after tp x pp", f.cp, w.par.dp));
+  w.par.cp = f.cp;
+  w.par.dp /= f.cp;
+  w.par.shard_group = f.shard_group;
+  w.par.reshard_after_forward = !f.no_reshard_after_forward;
   w.moe_capacity_factor = f.capacity_factor;
   if (auto s = w.validate(*model)) return *s;
   return std::pair{std::move(model).value(), w};
