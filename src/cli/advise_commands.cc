@@ -11,6 +11,7 @@
 #include "advise/advice_json.h"
 #include "advise/advisor.h"
 #include "cli/common.h"
+#include "hardware/fabric.h"
 #include "cli/workload_flags.h"
 #include "cost/cost_model.h"
 #include "data/embedded.h"
@@ -77,6 +78,7 @@ struct PlanFlags {
   std::string gpu, gpus = "8";
   int64_t global_batch = 0, gpus_per_node = 0;
   double network_gbps = 0, tokens = 0, headroom = kUnset;
+  std::string fabric;
   bool json = false;
 };
 
@@ -84,6 +86,10 @@ int run_plan(Context& ctx, PlanFlags f) {
   auto range = parse_range(f.gpus);
   if (!range) return fail(range.error());
   f.w.gpus = 1;
+  // --cp fixes context parallelism; without it long sequences (32k tokens and more) search 1 to 8.
+  if (f.w.cp < 1 || f.w.cp > 1024) return fail(make_error("--cp", fmt::format("must be between 1 and 1024, got {}", f.w.cp)));
+  const int64_t fixed_cp = f.w.cp;
+  f.w.cp = 1;
   auto built = build_workload(f.w);
   if (!built) return fail(built.error());
   auto& [m, base] = *built;
@@ -100,6 +106,12 @@ int run_plan(Context& ctx, PlanFlags f) {
   Cluster cluster = default_cluster(*g);
   if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
+  if (!f.fabric.empty()) {
+    if (f.network_gbps > 0) return fail(make_error("--fabric", "give --fabric or --network-gbps, not both"));
+    auto fabric = FabricCatalog::builtin().find(f.fabric);
+    if (!fabric) return fail(fabric.error());
+    cluster.network_Bps = fabric->per_gpu_Bps(cluster.gpus_per_node);
+  }
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
   if (!headroom) return fail(headroom.error());
   auto prices = ctx.prices();
@@ -110,6 +122,8 @@ int run_plan(Context& ctx, PlanFlags f) {
   space.global_batch = f.global_batch;
   space.headroom = *headroom;
   space.platform = &Platform::builtin();
+  if (fixed_cp > 1) space.context_parallel = {fixed_cp};
+  else if (base.seq >= 32768) space.context_parallel = {1, 2, 4, 8};
   if (f.tokens > 0) space.tokens = f.tokens;
   if (f.w.ep == 0 && m.is_moe())
     for (int64_t ep = 1; ep <= std::min<int64_t>(range->second, m.experts); ep *= 2) space.expert_parallel.push_back(ep);
@@ -403,6 +417,7 @@ std::vector<Command> advise_commands() {
          sub.add_option("--tokens", f->tokens, "tokens to train on, for time to train");
          sub.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
          sub.add_option("--network-gbit-s,--network-gbps", f->network_gbps, "network per GPU, Gbit/s");
+         sub.add_option("--fabric", f->fabric, "named inter-node fabric (`gpuplan fabrics`)");
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_plan(ctx, *f); }; });
        }},

@@ -129,21 +129,24 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   t.add_row({"", "allocated by tensors", format_bytes(e.allocated()), "torch.cuda.max_memory_allocated()"});
   fmt::print("{}", t.render());
   if (e.per_gpu_bytes_band)
-    fmt::print("Per GPU {}, 80% band {}–{} (published / predicted on runs the fit never saw).\n", format_bytes(e.nvidia_smi()),
-               format_bytes(e.per_gpu_bytes_band->first), format_bytes(e.per_gpu_bytes_band->second));
+    fmt::print("{}", fit_width(fmt::format("Per GPU {}, 80% band {}–{} (published / predicted on runs the fit never saw).",
+                                           format_bytes(e.nvidia_smi()), format_bytes(e.per_gpu_bytes_band->first),
+                                           format_bytes(e.per_gpu_bytes_band->second))));
   if (e.cpu_offload > 0) fmt::print("Host RAM for offloaded optimizer states: {} per GPU process\n", format_bytes(e.cpu_offload));
   if (gpu) {
-    fmt::print("\nOn {} ({}): ", gpu->name, format_bytes(fit->capacity_bytes));
+    const std::string on = fmt::format("On {} ({}): ", gpu->name, format_bytes(fit->capacity_bytes));
+    fmt::print("\n");
     const MemoryMargin& mg = fit->margin;
     if (fit->fits)
-      fmt::print("fits, with {} ({:.0f}%) free; plans keep at least {:.0f}% free.\n", format_bytes(mg.free_bytes),
-                 100 * mg.free_fraction, 100 * mg.required_fraction);
+      fmt::print("{}", fit_width(on + fmt::format("fits, with {} ({:.0f}%) free; plans keep at least {:.0f}% free.",
+                                                  format_bytes(mg.free_bytes), 100 * mg.free_fraction, 100 * mg.required_fraction)));
     else if (mg.fits_without_headroom)
-      fmt::print("too close: {} ({:.0f}%) free, less than the {:.0f}% ({}) every plan keeps ({}).\n", format_bytes(mg.free_bytes),
-                 100 * mg.free_fraction, 100 * mg.required_fraction, format_bytes(mg.required_bytes), headroom->basis);
+      fmt::print("{}", fit_width(on + fmt::format("too close: {} ({:.0f}%) free, less than the {:.0f}% ({}) every plan keeps ({}).",
+                                             format_bytes(mg.free_bytes), 100 * mg.free_fraction, 100 * mg.required_fraction,
+                                             format_bytes(mg.required_bytes), headroom->basis)));
     else
-      fmt::print("does NOT fit: short by {}, and plans keep {:.0f}% free beyond that.\n", format_bytes(-fit->headroom_bytes),
-                 100 * mg.required_fraction);
+      fmt::print("{}", fit_width(on + fmt::format("does NOT fit: short by {}, and plans keep {:.0f}% free beyond that.",
+                                                  format_bytes(-fit->headroom_bytes), 100 * mg.required_fraction)));
     if (fit->max_batch)
       fmt::print("Largest {} that fits: {}.\n", w.training() ? "micro-batch" : "number of concurrent sequences", *fit->max_batch);
     else

@@ -174,8 +174,9 @@ int run_train(Context& ctx, const TrainFlags& f) {
   t.add_row({"step time", format_seconds(e.step_time_s), "100%"});
   fmt::print("{}", t.render());
   if (e.step_time_s_band)
-    fmt::print("\nstep time   {}, 80% band {}–{} (published / predicted on runs the fit never saw)\n", format_seconds(e.step_time_s),
-               format_seconds(e.step_time_s_band->first), format_seconds(e.step_time_s_band->second));
+    fmt::print("\n{}", fit_width(fmt::format("step time   {}, 80% band {}–{} (published / predicted on runs the fit never saw)",
+                                             format_seconds(e.step_time_s), format_seconds(e.step_time_s_band->first),
+                                             format_seconds(e.step_time_s_band->second))));
   fmt::print("\nthroughput  {:.0f} tokens/s ({:.0f} per GPU)\nMFU {:.1f}%   HFU {:.1f}% (of {} dense peak)\n",
              e.tokens_per_s, e.tokens_per_s / w.par.gpus(), e.mfu * 100, e.hfu * 100, to_string(w.precision));
   if (epoch_s > 0) fmt::print("one epoch   {} ({:.0f} tokens)\n", format_seconds(epoch_s), f.dataset_tokens);

@@ -103,13 +103,14 @@ int run_validate(Context& ctx, bool json_out, const std::string& path) {
       for (const auto& [stack, ss] : it->second)
         fmt::print("    stack {:<18} MAPE {:5.1f}% over {} rows from {} publications\n", stack, 100 * ss.mape, ss.rows, ss.publications);
   }
-  fmt::print("In sample (fit on every row, so not a test of new runs): ");
+  std::string in_sample = "In sample (fit on every row, so not a test of new runs): ";
   bool first = true;
   for (const auto& [kind, label] : kKinds) {
-    fmt::print("{}{} {:.1f}%", first ? "" : ", ", label, 100 * v->cv.in_sample.at(kind).mape);
+    in_sample += fmt::format("{}{} {:.1f}%", first ? "" : ", ", label, 100 * v->cv.in_sample.at(kind).mape);
     first = false;
   }
-  fmt::print(".\n{} published runs kept, not scored (listed above with the reason).\n", rep.unscored.size());
+  fmt::print("{}", fit_width(in_sample + "."));
+  fmt::print("{} published runs kept, not scored (listed above with the reason).\n", rep.unscored.size());
   return 0;
 }
 

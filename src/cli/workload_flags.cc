@@ -113,8 +113,8 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   if (f.dp > 0) {
     const int64_t cp = std::max<int64_t>(1, f.cp);
     if (f.gpus != 1 && f.gpus != f.dp * f.tp * f.pp * cp)
-      return make_error("--dp", fmt::format("dp {} x tp {} x pp {} x cp {} is {} GPUs, but --gpus says {}", f.dp, f.tp, f.pp, cp,
-                                            f.dp * f.tp * f.pp * cp, f.gpus));
+      return make_error("--dp", fmt::format("dp {} x tp {} x pp {}{} is {} GPUs, but --gpus says {}", f.dp, f.tp, f.pp,
+                                            cp > 1 ? fmt::format(" x cp {}", cp) : "", f.dp * f.tp * f.pp * cp, f.gpus));
     gpus = f.dp * f.tp * f.pp * cp;
   }
   if (f.tp <= 0) return make_error("--tp", fmt::format("must be at least 1, got {}", f.tp));
