@@ -1,4 +1,5 @@
-// libFuzzer target: any bytes as a workload file, catalog, price or engine file must parse or give an error.
+// libFuzzer target: any bytes as a workload file, catalog, price, engine, fabric or fitted-parameter file must
+// parse or give an error.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -7,8 +8,10 @@
 #include "engine/engine.h"
 #include "hardware/catalog.h"
 #include "hardware/efficiency.h"
+#include "hardware/fabric.h"
 #include "hardware/platform.h"
 #include "hardware/prices.h"
+#include "stack/fitted.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -18,5 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpuplan::Platform::from_toml(text, "fuzz.toml");
   (void)gpuplan::EfficiencyTable::from_toml(text, "fuzz.toml");
   (void)gpuplan::EngineCatalog::from_toml(text, "fuzz.toml");
+  (void)gpuplan::FabricCatalog::from_toml(text, "fuzz.toml");
+  (void)gpuplan::FittedParameters::from_toml(text, "fuzz.toml");
   return 0;
 }

@@ -36,7 +36,7 @@ struct ProfileFit {
 };
 
 Result<ProfileFit> fit_profile(const nlohmann::json& summary, const ProfileWorkloadOverrides& o, const Catalog& catalog,
-                               const EfficiencyTable& table);
+                               const EfficiencyTable& table);  // REQUIRES: table.without_fit()
 
 // `table` with every catalog GPU's fractions multiplied by `s` (the run's own efficiency).
 EfficiencyTable calibrated_table(const EfficiencyTable& table, const Catalog& catalog, const EfficiencyScale& s);

@@ -17,21 +17,21 @@ nlohmann::json fixture(const char* name) {
 }  // namespace
 
 TEST(ProfileFit, ReproducesTheMeasuredStepOnTheSourceGpu) {
-  auto fit = fit_profile(fixture("mpt7b-a100-8gpu.json"), {}, Catalog::builtin(), EfficiencyTable::builtin());
+  auto fit = fit_profile(fixture("mpt7b-a100-8gpu.json"), {}, Catalog::builtin(), EfficiencyTable::builtin().without_fit());
   ASSERT_TRUE(fit.ok()) << fit.error().to_string();
   EXPECT_EQ(fit->source.id, "a100-80gb-sxm");  // recognised from "NVIDIA A100-SXM4-80GB"
-  const Efficiency e = scaled(EfficiencyTable::builtin().for_gpu(fit->source, fit->stack), fit->scale);
+  const Efficiency e = scaled(EfficiencyTable::builtin().without_fit().for_gpu(fit->source, fit->stack), fit->scale);
   const double step = estimate_training(fit->model, fit->workload, fit->source, e, fit->stack, default_cluster(fit->source), fit->run).step_time_s;
   EXPECT_NEAR(step / fit->measured_step_s, 1.0, 1e-3);
 }
 
 // llm-foundry's H100 80GB table has the same run at 8,611 tokens/s/GPU.
 TEST(ProfileFit, PredictsTheH100RunWithinFifteenPercent) {
-  auto fit = fit_profile(fixture("mpt7b-a100-8gpu.json"), {}, Catalog::builtin(), EfficiencyTable::builtin());
+  auto fit = fit_profile(fixture("mpt7b-a100-8gpu.json"), {}, Catalog::builtin(), EfficiencyTable::builtin().without_fit());
   ASSERT_TRUE(fit.ok());
   const Gpu h100 = *Catalog::builtin().find("h100-sxm");
-  const Efficiency src = EfficiencyTable::builtin().for_gpu(fit->source, fit->stack);
-  const Efficiency tgt = EfficiencyTable::builtin().for_gpu(h100, fit->stack);
+  const Efficiency src = EfficiencyTable::builtin().without_fit().for_gpu(fit->source, fit->stack);
+  const Efficiency tgt = EfficiencyTable::builtin().without_fit().for_gpu(h100, fit->stack);
   const Cluster sc = default_cluster(fit->source), tc = default_cluster(h100);
   const auto p = predict_across(
       src, [&](const Efficiency& e) { return estimate_training(fit->model, fit->workload, fit->source, e, fit->stack, sc, fit->run).step_time_s; },
@@ -47,21 +47,21 @@ TEST(ProfileFit, CalibratedTableScalesEveryGpu) {
   EfficiencyScale s;
   s.compute = 0.5;
   s.memory = 0.8;
-  const EfficiencyTable t = calibrated_table(EfficiencyTable::builtin(), Catalog::builtin(), s);
+  const EfficiencyTable t = calibrated_table(EfficiencyTable::builtin().without_fit(), Catalog::builtin(), s);
   const Gpu l4 = *Catalog::builtin().find("l4");
-  EXPECT_NEAR(t.for_gpu(l4).matmul_max_fraction, 0.5 * EfficiencyTable::builtin().for_gpu(l4).matmul_max_fraction, 1e-9);
-  EXPECT_NEAR(t.for_gpu(l4).memory_max_fraction, 0.8 * EfficiencyTable::builtin().for_gpu(l4).memory_max_fraction, 1e-9);
+  EXPECT_NEAR(t.for_gpu(l4).matmul_max_fraction, 0.5 * EfficiencyTable::builtin().without_fit().for_gpu(l4).matmul_max_fraction, 1e-9);
+  EXPECT_NEAR(t.for_gpu(l4).memory_max_fraction, 0.8 * EfficiencyTable::builtin().without_fit().for_gpu(l4).memory_max_fraction, 1e-9);
 }
 
 TEST(ProfileFit, SaysWhatIsMissing) {
   nlohmann::json s = fixture("mpt7b-a100-8gpu.json");
   s.erase("workload");
-  auto f = fit_profile(s, {}, Catalog::builtin(), EfficiencyTable::builtin());
+  auto f = fit_profile(s, {}, Catalog::builtin(), EfficiencyTable::builtin().without_fit());
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().field, "--model");
   s = fixture("mpt7b-a100-8gpu.json");
   s["steps"]["median_s"] = nullptr;
-  EXPECT_FALSE(fit_profile(s, {}, Catalog::builtin(), EfficiencyTable::builtin()).ok());
+  EXPECT_FALSE(fit_profile(s, {}, Catalog::builtin(), EfficiencyTable::builtin().without_fit()).ok());
 }
 
 }  // namespace gpuplan

@@ -13,6 +13,7 @@
 #include "advise/advisor.h"
 #include "cli/common.h"
 #include "planner/autoscale.h"
+#include "hardware/fabric.h"
 #include "cli/workload_flags.h"
 #include "cost/cost_model.h"
 #include "data/embedded.h"
@@ -26,7 +27,7 @@
 #include "util/output_file.h"
 #include "util/text_file.h"
 #include "util/version.h"
-#include "validation/validation.h"
+#include "stack/fitted.h"
 #include "util/units.h"
 
 namespace gpuplan::cli {
@@ -85,6 +86,7 @@ struct PlanFlags {
   std::string gpu, gpus = "8";
   int64_t global_batch = 0, gpus_per_node = 0;
   double network_gbps = 0, tokens = 0, headroom = kUnset;
+  std::string fabric;
   bool json = false;
 };
 
@@ -92,6 +94,10 @@ int run_plan(Context& ctx, PlanFlags f) {
   auto range = parse_range(f.gpus);
   if (!range) return fail(range.error());
   f.w.gpus = 1;
+  // --cp fixes context parallelism; without it long sequences (32k tokens and more) search 1 to 8.
+  if (f.w.cp < 1 || f.w.cp > 1024) return fail(make_error("--cp", fmt::format("must be between 1 and 1024, got {}", f.w.cp)));
+  const int64_t fixed_cp = f.w.cp;
+  f.w.cp = 1;
   auto built = build_workload(f.w);
   if (!built) return fail(built.error());
   auto& [m, base] = *built;
@@ -111,6 +117,12 @@ int run_plan(Context& ctx, PlanFlags f) {
   Cluster cluster = default_cluster(*g);
   if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
+  if (!f.fabric.empty()) {
+    if (f.network_gbps > 0) return fail(make_error("--fabric", "give --fabric or --network-gbps, not both"));
+    auto fabric = FabricCatalog::builtin().find(f.fabric);
+    if (!fabric) return fail(fabric.error());
+    cluster.network_Bps = fabric->per_gpu_Bps(cluster.gpus_per_node);
+  }
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
   if (!headroom) return fail(headroom.error());
   auto prices = ctx.prices();
@@ -121,6 +133,8 @@ int run_plan(Context& ctx, PlanFlags f) {
   space.global_batch = f.global_batch;
   space.headroom = *headroom;
   space.platform = &Platform::builtin();
+  if (fixed_cp > 1) space.context_parallel = {fixed_cp};
+  else if (base.seq >= 32768) space.context_parallel = {1, 2, 4, 8};
   if (f.tokens > 0) space.tokens = f.tokens;
   if (f.w.ep == 0 && m.is_moe())
     for (int64_t ep = 1; ep <= std::min<int64_t>(range->second, m.experts); ep *= 2) space.expert_parallel.push_back(ep);
@@ -336,22 +350,16 @@ int64_t today_days() {
   return static_cast<int64_t>(std::time(nullptr) / 86400);
 }
 
-// The spread of actual over estimated training time across the published training rows: the
-// 10th and 90th percentiles of the ratio.
-std::optional<ErrorBand> training_time_band(const Catalog& catalog, const EfficiencyTable& table) {
-  auto report = run_builtin_validation(catalog, table);
-  if (!report) return std::nullopt;
-  std::vector<double> ratios;
-  for (const auto& row : report->rows) {
-    if (row.section != "training" || row.published <= 0 || row.predicted <= 0) continue;
-    const bool is_time = row.metric == "step_time_s" || row.metric == "gpu_hours";
-    ratios.push_back(is_time ? row.published / row.predicted : row.predicted / row.published);
-  }
-  if (ratios.size() < 5) return std::nullopt;
-  std::sort(ratios.begin(), ratios.end());
-  auto at = [&](double q) { return ratios[static_cast<size_t>(q * (ratios.size() - 1) + 0.5)]; };
-  return ErrorBand{std::min(1.0, at(0.1)), std::max(1.0, at(0.9)),
-                   fmt::format("10th to 90th percentile over {} published training runs in `gpuplan validate`", ratios.size())};
+// The model's error band on training time for the stack of the workload's first job: the 10th and
+// 90th percentile of published over predicted step time, scored leave-one-publication-out.
+std::optional<TimeBand> training_time_band(const AdviseRequest& req) {
+  if (req.training.empty()) return std::nullopt;
+  const std::string& stack = req.training.front().stack.id;
+  const ErrorBand& b = FittedParameters::builtin().for_stack(stack).throughput_band;
+  if (b.rows == 0) return std::nullopt;
+  return TimeBand{std::min(1.0, b.low), std::max(1.0, b.high),
+                  fmt::format("10th to 90th percentile of published over predicted step time, {} training runs scored "
+                              "leave-one-publication-out, stack {}", b.rows, stack)};
 }
 
 std::string today_iso() {
@@ -392,7 +400,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
     ReportFigures fig;
     fig.generated_on = today_iso();
     fig.version = version_line();
-    fig.time_band = training_time_band(**catalog, **table);
+    fig.time_band = training_time_band(*req);
     MemoryEstimate mem;
     RooflineReport roof;
     if (a.recommendation) {
@@ -472,6 +480,7 @@ std::vector<Command> advise_commands() {
          sub.add_option("--tokens", f->tokens, "tokens to train on, for time to train");
          sub.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
          sub.add_option("--network-gbit-s,--network-gbps", f->network_gbps, "network per GPU, Gbit/s");
+         sub.add_option("--fabric", f->fabric, "named inter-node fabric (`gpuplan fabrics`)");
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_plan(ctx, *f); }; });
        }},

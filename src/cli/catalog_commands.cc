@@ -3,6 +3,7 @@
 
 #include "cli/common.h"
 #include "engine/engine.h"
+#include "hardware/fabric.h"
 #include "model/presets.h"
 #include "stack/stack.h"
 #include "report/json_report.h"
@@ -178,6 +179,26 @@ int run_engines(bool json) {
   return 0;
 }
 
+int run_fabrics(bool json) {
+  const FabricCatalog& c = FabricCatalog::builtin();
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& f : c.fabrics())
+      arr.push_back({{"id", f.id}, {"name", f.name}, {"nic_gbps", f.nic_gbps}, {"nics_per_node", f.nics_per_node},
+                     {"node_gbps", f.nic_gbps * static_cast<double>(f.nics_per_node)}, {"source", f.source},
+                     {"source_date", f.source_date}});
+    return print_json(arr, "fabrics");
+  }
+  TextTable t({"id", "name", "NIC Gbit/s", "NICs/node", "node Gbit/s"});
+  t.align_right({2, 3, 4});
+  for (const auto& f : c.fabrics())
+    t.add_row({f.id, f.name, fmt::format("{:.0f}", f.nic_gbps), fmt::format("{}", f.nics_per_node),
+               fmt::format("{:.0f}", f.nic_gbps * static_cast<double>(f.nics_per_node))});
+  fmt::print("{}", t.render());
+  fmt::print("Each GPU gets the node's aggregate over its GPUs; collectives across nodes run hierarchically. Sources: --json.\n");
+  return 0;
+}
+
 }  // namespace
 
 std::vector<Command> catalog_commands() {
@@ -207,6 +228,12 @@ std::vector<Command> catalog_commands() {
          auto json = std::make_shared<bool>(false);
          sub.add_flag("--json", *json, "JSON output");
          sub.callback([&run, json] { run = [json] { return run_engines(*json); }; });
+       }},
+      {"fabrics", "List the named inter-node fabrics for --fabric (NIC rate, NICs per node, sources)",
+       [](CLI::App& sub, Context&, std::function<int()>& run) {
+         auto json = std::make_shared<bool>(false);
+         sub.add_flag("--json", *json, "JSON output");
+         sub.callback([&run, json] { run = [json] { return run_fabrics(*json); }; });
        }},
   };
 }

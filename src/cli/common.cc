@@ -56,9 +56,10 @@ Result<const EfficiencyTable*> Context::efficiency() {
       if (summary.is_discarded()) return make_error("--calibration", valid_utf8(path) + " is not valid JSON");
       auto catalog = this->catalog();
       if (!catalog) return catalog.error();
-      auto fit = fit_profile(summary, {}, **catalog, EfficiencyTable::builtin());
+      // A measured run replaces the fit on published runs.
+      auto fit = fit_profile(summary, {}, **catalog, EfficiencyTable::builtin().without_fit());
       if (!fit) return make_error("--calibration", fit.error().to_string());
-      efficiency_ = calibrated_table(EfficiencyTable::builtin(), **catalog, fit->scale);
+      efficiency_ = calibrated_table(EfficiencyTable::builtin().without_fit(), **catalog, fit->scale);
     } else {
       auto c = EfficiencyTable::from_file(flags_.calibration_path);
       if (!c) return make_error("--calibration", c.error().to_string());

@@ -83,7 +83,8 @@ struct Command {
 
 std::vector<Command> catalog_commands();  // gpus, models
 std::vector<Command> memory_commands();   // memory
-std::vector<Command> perf_commands();     // train, infer, roofline, validate
+std::vector<Command> perf_commands();     // train, infer, roofline, predict
+std::vector<Command> validate_commands(); // validate, fit
 std::vector<Command> advise_commands();   // plan, cost, advise
 std::vector<Command> profile_commands();  // profile, doctor, bench
 std::vector<Command> serve_commands();    // serve

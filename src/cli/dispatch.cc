@@ -75,7 +75,7 @@ int run_cli(int argc, char** argv) {
   Context ctx(flags);
 
   std::vector<Command> commands;
-  for (auto* group : {&catalog_commands, &memory_commands, &perf_commands, &advise_commands, &profile_commands, &serve_commands})
+  for (auto* group : {&catalog_commands, &memory_commands, &perf_commands, &validate_commands, &advise_commands, &profile_commands, &serve_commands})
     for (auto& c : (*group)()) commands.push_back(std::move(c));
   for (auto& c : self_commands(app)) commands.push_back(std::move(c));
   std::function<int()> run;

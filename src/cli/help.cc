@@ -46,6 +46,7 @@ const std::map<std::string, std::vector<std::string>>& example_table() {
        {"gpuplan advise", "gpuplan advise examples/qlora-7b-small-team.toml --html report.html",
         "gpuplan advise my-workload.toml --json"}},
       {"validate", {"gpuplan validate", "gpuplan validate --json"}},
+      {"fit", {"gpuplan fit --out data/fitted.toml   # after changing data/validation.toml or the model"}},
       {"profile",
        {"gpuplan profile -- python train.py", "gpuplan profile --json-out run.json --out prof -- torchrun --nproc-per-node 8 train.py",
         "gpuplan profile --metrics-port 9400 -- python train.py   # Prometheus scrapes :9400/metrics",

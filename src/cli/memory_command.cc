@@ -78,7 +78,9 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   }
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
   if (!headroom) return fail(headroom.error());
-  const Efficiency eff = gpu ? (*table)->for_gpu(*gpu) : (*table)->for_gpu(Gpu{});
+  // Training memory carries the stack's fitted activation and allocator terms (data/fitted.toml).
+  const Gpu resolved = gpu ? *gpu : Gpu{};
+  const Efficiency eff = stack ? (*table)->for_gpu(resolved, *stack) : (*table)->for_gpu(resolved);
   const MemoryEstimate e = estimate_memory(model, w, eff);
   if (auto s = check_figures({{"memory per GPU", e.nvidia_smi(), kMaxBytes}, {"CPU offload", e.cpu_offload, kMaxBytes}}, "--model"))
     return fail(*s);
@@ -110,6 +112,11 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
                               {"gpu_memory_utilization", engine->gpu_memory_utilization},
                               {"sequences", w.seq > 0 ? kv->kv_capacity_tokens / w.seq : 0}};
     j["memory_per_gpu_bytes"] = static_cast<int64_t>(e.nvidia_smi());
+    j["per_gpu_bytes_band"] = e.per_gpu_bytes_band
+        ? nlohmann::json::array({static_cast<int64_t>(e.per_gpu_bytes_band->first), static_cast<int64_t>(e.per_gpu_bytes_band->second)})
+        : nlohmann::json(nullptr);
+    j["host_bytes"] = static_cast<int64_t>(e.cpu_offload);
+    if (stack) j["loss"] = to_string(w.loss), j["cp"] = w.par.cp;
     j["headroom"] = {{"fraction", headroom->fraction}, {"basis", headroom->basis}};
     if (fit) {
       j["free_fraction"] = fit->margin.free_fraction;
@@ -122,7 +129,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     return print_json(j, "--model");
   }
   fmt::print("{}", fit_width(describe(model, w)));
-  if (stack) fmt::print("Stack: {} ({}).\n", stack->id, stack->name);
+  if (stack) fmt::print("Stack: {} ({}), {} loss.\n", stack->id, stack->name, to_string(w.loss));
   if (engine) fmt::print("Engine: {} ({}).\n", engine->id, engine->name);
   print_model_caveats(model);
   if (w.par.gpus() > 1)
@@ -142,19 +149,25 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   t.add_row({"", "reserved by PyTorch", format_bytes(e.reserved()), "torch.cuda.max_memory_reserved()"});
   t.add_row({"", "allocated by tensors", format_bytes(e.allocated()), "torch.cuda.max_memory_allocated()"});
   fmt::print("{}", t.render());
-  if (e.cpu_offload > 0) fmt::print("CPU memory for offloaded optimizer states: {}\n", format_bytes(e.cpu_offload));
+  if (e.per_gpu_bytes_band)
+    fmt::print("{}", fit_width(fmt::format("Per GPU {}, 80% band {}–{} (published / predicted on runs the fit never saw).",
+                                           format_bytes(e.nvidia_smi()), format_bytes(e.per_gpu_bytes_band->first),
+                                           format_bytes(e.per_gpu_bytes_band->second))));
+  if (e.cpu_offload > 0) fmt::print("Host RAM for offloaded optimizer states: {} per GPU process\n", format_bytes(e.cpu_offload));
   if (gpu) {
-    fmt::print("\nOn {} ({}): ", gpu->name, format_bytes(fit->capacity_bytes));
+    const std::string on = fmt::format("On {} ({}): ", gpu->name, format_bytes(fit->capacity_bytes));
+    fmt::print("\n");
     const MemoryMargin& mg = fit->margin;
     if (fit->fits)
-      fmt::print("fits, with {} ({:.0f}%) free; plans keep at least {:.0f}% free.\n", format_bytes(mg.free_bytes),
-                 100 * mg.free_fraction, 100 * mg.required_fraction);
+      fmt::print("{}", fit_width(on + fmt::format("fits, with {} ({:.0f}%) free; plans keep at least {:.0f}% free.",
+                                                  format_bytes(mg.free_bytes), 100 * mg.free_fraction, 100 * mg.required_fraction)));
     else if (mg.fits_without_headroom)
-      fmt::print("too close: {} ({:.0f}%) free, less than the {:.0f}% ({}) every plan keeps ({}).\n", format_bytes(mg.free_bytes),
-                 100 * mg.free_fraction, 100 * mg.required_fraction, format_bytes(mg.required_bytes), headroom->basis);
+      fmt::print("{}", fit_width(on + fmt::format("too close: {} ({:.0f}%) free, less than the {:.0f}% ({}) every plan keeps ({}).",
+                                             format_bytes(mg.free_bytes), 100 * mg.free_fraction, 100 * mg.required_fraction,
+                                             format_bytes(mg.required_bytes), headroom->basis)));
     else
-      fmt::print("does NOT fit: short by {}, and plans keep {:.0f}% free beyond that.\n", format_bytes(-fit->headroom_bytes),
-                 100 * mg.required_fraction);
+      fmt::print("{}", fit_width(on + fmt::format("does NOT fit: short by {}, and plans keep {:.0f}% free beyond that.",
+                                                  format_bytes(-fit->headroom_bytes), 100 * mg.required_fraction)));
     if (fit->max_batch)
       fmt::print("Largest {} that fits: {}.\n", w.training() ? "micro-batch" : "number of concurrent sequences", *fit->max_batch);
     else

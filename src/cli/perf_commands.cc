@@ -23,7 +23,7 @@
 #include "util/utf8.h"
 #include "calibrate/profile_fit.h"
 #include "hardware/prices.h"
-#include "validation/validation.h"
+#include "hardware/fabric.h"
 
 
 namespace gpuplan::cli {
@@ -35,11 +35,13 @@ using nlohmann::json;
 struct ClusterFlags {
   int64_t gpus_per_node = 0;
   double network_gbps = 0;
+  std::string fabric;
 };
 
 void add_cluster_flags(CLI::App& sub, ClusterFlags& c) {
   sub.add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node (default 8 for datacenter parts, 4 otherwise)");
   sub.add_option("--network-gbit-s,--network-gbps", c.network_gbps, "network bandwidth per GPU in Gbit/s (default 400 IB; 25 for workstation/consumer)");
+  sub.add_option("--fabric", c.fabric, "named inter-node fabric: ib-ndr, ib-hdr, roce-400, eth-400, eth-100, ... (`gpuplan fabrics`)");
 }
 
 Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
@@ -48,6 +50,12 @@ Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
   if (f.network_gbps < 0 || f.network_gbps > 1e5) return make_error("--network-gbps", "must be between 0 and 100000");
   if (f.gpus_per_node > 0) c.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) c.network_Bps = f.network_gbps * 1e9 / 8;
+  if (!f.fabric.empty()) {
+    if (f.network_gbps > 0) return make_error("--fabric", "give --fabric or --network-gbps, not both");
+    auto fabric = FabricCatalog::builtin().find(f.fabric);
+    if (!fabric) return fabric.error();
+    c.network_Bps = fabric->per_gpu_Bps(c.gpus_per_node);
+  }
   return c;
 }
 
@@ -136,7 +144,15 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"micro_batches_per_step", e.micro_batches},
         {"seq", w.seq},
         {"step_time_s", e.step_time_s},
+        {"step_time_s_band", e.step_time_s_band ? nlohmann::json::array({e.step_time_s_band->first, e.step_time_s_band->second})
+                                                : nlohmann::json(nullptr)},
         {"tokens_per_s", e.tokens_per_s},
+        {"tokens_per_s_band", e.tokens_per_s_band ? nlohmann::json::array({e.tokens_per_s_band->first, e.tokens_per_s_band->second})
+                                                  : nlohmann::json(nullptr)},
+        {"loss", to_string(w.loss)},
+        {"cp", w.par.cp},
+        {"fp8_recipe", w.precision == Precision::fp8 && fp8_recipe_of(w, *stack) ? nlohmann::json(fp8_recipe_of(w, *stack)->id) : nlohmann::json(nullptr)},
+        {"host_bytes", static_cast<int64_t>(mem.cpu_offload)},
         {"tokens_per_s_per_gpu", e.tokens_per_s / w.par.gpus()},
         {"mfu", e.mfu},
         {"hfu", e.hfu},
@@ -146,10 +162,10 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"gpu_hours", e.gpu_hours ? nlohmann::json(*e.gpu_hours) : nlohmann::json(nullptr)},
         {"memory_per_gpu_bytes", static_cast<int64_t>(mem.nvidia_smi())},
         {"fits_memory", fits},
-        {"links", {{"tp", e.tp_link}, {"pp", e.pp_link}, {"dp", e.dp_link}, {"ep", e.ep_link}}},
+        {"links", {{"tp", e.tp_link}, {"pp", e.pp_link}, {"dp", e.dp_link}, {"ep", e.ep_link}, {"cp", e.cp_link}}},
         {"breakdown",
          {{"compute_s", b.compute_s}, {"memory_bound_s", b.memory_s}, {"kernel_overhead_s", b.overhead_s},
-          {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"ep_comm_s", b.ep_comm_s},
+          {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"ep_comm_s", b.ep_comm_s}, {"cp_comm_s", b.cp_comm_s},
           {"dp_comm_exposed_s", b.dp_comm_exposed_s},
           {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}}}};
     return print_json(j, "--model");
@@ -173,12 +189,17 @@ int run_train(Context& ctx, const TrainFlags& f) {
   row(fmt::format("tensor-parallel comm ({})", e.tp_link).c_str(), b.tp_comm_s);
   row(fmt::format("pipeline sends ({})", e.pp_link).c_str(), b.pp_comm_s);
   row(fmt::format("expert all-to-all ({})", e.ep_link).c_str(), b.ep_comm_s);
+  row(fmt::format("context-parallel ring attention ({})", e.cp_link).c_str(), b.cp_comm_s);
   row("pipeline bubble", b.bubble_s);
   row(fmt::format("data-parallel comm, exposed ({})", e.dp_link).c_str(), b.dp_comm_exposed_s);
   row("optimizer step", b.optimizer_s);
   t.add_separator();
   t.add_row({"step time", format_seconds(e.step_time_s), "100%"});
   fmt::print("{}", t.render());
+  if (e.step_time_s_band)
+    fmt::print("\n{}", fit_width(fmt::format("step time   {}, 80% band {}–{} (published / predicted on runs the fit never saw)",
+                                             format_seconds(e.step_time_s), format_seconds(e.step_time_s_band->first),
+                                             format_seconds(e.step_time_s_band->second))));
   fmt::print("\nthroughput  {:.0f} tokens/s ({:.0f} per GPU)\nMFU {:.1f}%   HFU {:.1f}% (of {} dense peak)\n",
              e.tokens_per_s, e.tokens_per_s / w.par.gpus(), e.mfu * 100, e.hfu * 100, to_string(w.precision));
   if (epoch_s > 0) fmt::print("one epoch   {} ({:.0f} tokens)\n", format_seconds(epoch_s), f.dataset_tokens);
@@ -435,56 +456,6 @@ int run_roofline(Context& ctx, RooflineFlags f) {
   return 0;
 }
 
-// ---- validate ------------------------------------------------------------------------------
-int run_validate(Context& ctx, bool json_out) {
-  auto catalog = ctx.catalog();
-  if (!catalog) return fail(catalog.error());
-  auto table = ctx.efficiency();
-  if (!table) return fail(table.error());
-  auto rep = run_builtin_validation(**catalog, **table);
-  if (!rep) return fail(rep.error());
-  if (json_out) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& r : rep->rows)
-      rows.push_back({{"section", r.section}, {"what", r.what}, {"engine", r.engine.empty() ? json(nullptr) : json(r.engine)},
-                      {"metric", r.metric}, {"published", r.published},
-                      {"predicted", r.predicted}, {"error", r.error()}, {"source", r.source}, {"assumed", r.assumed},
-                      {"uncalibrated", r.section == "cross_gpu" ? json(r.uncalibrated) : json(nullptr)}});
-    nlohmann::json j = {{"schema_version", 1}, {"rows", rows}};
-    for (const char* s : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving", "serving"}) j["mape"][s] = rep->mape(s);
-    for (const std::string& e : EngineCatalog::builtin().ids()) j["serving_mape_by_engine"][e] = rep->mape("serving", e);
-    j["serving_unexpressible"] = rep->unexpressible;
-    return print_json(j, "validate");
-  }
-  for (const char* section : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving", "serving"}) {
-    const bool cross = std::string_view(section) == "cross_gpu";
-    TextTable t({cross ? "cross-GPU (fit on the source, predict the target)" : section, "metric", "published", "predicted", "error",
-                 cross ? "model alone" : "", "source"});
-    t.align_right({2, 3, 4, 5});
-    double uncal = 0;
-    int n = 0;
-    for (const auto& r : rep->rows)
-      if (r.section == section) {
-        t.add_row({r.what, r.metric, fmt::format("{:.4g}", r.published), fmt::format("{:.4g}", r.predicted),
-                   fmt::format("{:+.1f}%", r.error() * 100), cross ? fmt::format("{:+.1f}%", 100 * (r.uncalibrated / r.published - 1)) : "",
-                   (r.engine.empty() ? "" : r.engine + ": ") + r.source + (r.assumed.empty() ? "" : " [assumed: " + r.assumed + "]")});
-        if (cross) uncal += std::fabs(r.uncalibrated / r.published - 1), ++n;
-      }
-    fmt::print("{}MAPE {:.1f}% (worst {:.1f}%){}\n\n", t.render(), rep->mape(section) * 100, rep->worst(section) * 100,
-               cross && n ? fmt::format("; the model alone, without the source measurement: {:.1f}%", 100 * uncal / n) : "");
-  }
-  // No engine figure is fitted to the serving rows, so each error is already out of sample (leave
-  // one publication out changes nothing).
-  fmt::print("Serving rows by engine (no figure fitted to them: the error is out of sample):\n");
-  for (const std::string& e : EngineCatalog::builtin().ids()) {
-    int64_t n = 0;
-    for (const auto& r : rep->rows) n += r.section == "serving" && r.engine == e;
-    if (n) fmt::print("  {:<13} {:>3} rows  MAPE {:.1f}%\n", e, n, rep->mape("serving", e) * 100);
-  }
-  fmt::print("  {} rows kept unscored with the reason the model cannot express them.\n", rep->unexpressible);
-  return 0;
-}
-
 // ---- predict -------------------------------------------------------------------------------
 struct PredictFlags {
   std::string from, gpus_list;
@@ -505,7 +476,9 @@ int run_predict(Context& ctx, const PredictFlags& f) {
   if (!table) return fail(table.error());
   auto prices = ctx.prices();
   if (!prices) return fail(prices.error());
-  auto fit = fit_profile(summary, f.o, **catalog, **table);
+  // A measurement of the user's own run replaces the fit on published runs (data/fitted.toml).
+  const EfficiencyTable raw = (*table)->without_fit();
+  auto fit = fit_profile(summary, f.o, **catalog, raw);
   if (!fit) return fail(fit.error());
   if (auto s = require_range(f.target_gpus, "--gpus", 0, limits::kMaxGpus)) return fail(*s);
   if (auto s = require_finite(f.dataset_tokens, "--dataset-tokens", 0, limits::kMaxTokens)) return fail(*s);
@@ -520,7 +493,7 @@ int run_predict(Context& ctx, const PredictFlags& f) {
     }
   }
   if (targets.empty()) return fail(make_error("--gpu", "name at least one target GPU"));
-  const Efficiency src_eff = (*table)->for_gpu(fit->source, fit->stack);
+  const Efficiency src_eff = raw.for_gpu(fit->source, fit->stack);
   const Cluster src_cluster = default_cluster(fit->source);
   auto src_seconds = [&](const Efficiency& e) {
     return estimate_training(fit->model, fit->workload, fit->source, e, fit->stack, src_cluster, fit->run).step_time_s;
@@ -646,12 +619,6 @@ std::vector<Command> perf_commands() {
          sub.add_option("--dataset-tokens", f->dataset_tokens, "tokens per epoch, for epoch time and cost");
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_predict(ctx, *f); }; });
-       }},
-      {"validate", "Run the model over published measurements and print its error",
-       [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
-         auto json = std::make_shared<bool>(false);
-         sub.add_flag("--json", *json, "JSON output");
-         sub.callback([&ctx, &run, json] { run = [&ctx, json] { return run_validate(ctx, *json); }; });
        }},
   };
 }

@@ -1,6 +1,7 @@
 #include "cli/workload_flags.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <tuple>
 
@@ -31,6 +32,9 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--kv-precision", f.kv_precision, "KV cache precision (default: the activation precision)");
   sub.add_flag("--offload-optimizer", f.offload_optimizer, "keep optimizer states in CPU memory");
   sub.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "tensor parallel without sequence parallelism");
+  sub.add_option("--cp", f.cp, "context-parallel degree: each sequence split over this many GPUs (ring attention)")->capture_default_str();
+  sub.add_option("--shard-group", f.shard_group, "hybrid sharding: ZeRO/FSDP shards over groups of this many replicas, replicated across groups (default: all)");
+  sub.add_flag("--no-reshard-after-forward", f.no_reshard_after_forward, "FSDP keeps gathered parameters from forward to backward");
   sub.add_option("--ep", f.ep, "expert-parallel degree for mixture-of-experts models (divides tp x dp; plan searches it when not given)");
   sub.add_option("--capacity-factor", f.capacity_factor, "MoE expert capacity factor when tokens are dropped (default: dropless)");
   sub.add_flag("--assume-dense", f.assume_dense,
@@ -46,12 +50,33 @@ void print_model_caveats(const ModelSpec& m) {
 void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--stack", f.stack, "software stack: megatron, torchtitan, torchtitan-compile, hf, deepspeed, torchtune, "
                                      "unsloth (default: megatron for pretrain, hf for fine-tuning; `gpuplan stacks`)");
+  sub.add_option("--loss", f.loss, "cross-entropy: standard, chunked or fused (default: the stack's)");
+  sub.add_option("--fp8-recipe", f.fp8_recipe, "with --precision fp8: delayed, tensorwise, rowwise, blockwise or mxfp8 (default: the stack's first)");
 }
 
 Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   auto stack = StackCatalog::builtin().find(f.stack.empty() ? default_stack_id(w.task) : f.stack);
   if (!stack) return stack.error();
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
+  auto loss = parse_loss(f.loss.empty() ? stack->default_loss : f.loss);
+  if (!loss)
+    return make_error("--loss", "must be standard, chunked or fused, not '" + f.loss + "'" +
+                                    did_you_mean(f.loss, {"standard", "chunked", "fused"}));
+  w.loss = *loss;
+  if (!f.no_reshard_after_forward) apply_stack_layout(*stack, w);
+  if (!f.fp8_recipe.empty() && w.precision != Precision::fp8)
+    return make_error("--fp8-recipe", "applies to --precision fp8");
+  if (w.precision == Precision::fp8 && w.training()) {
+    if (stack->fp8_recipes.empty())
+      return make_error("--precision", "stack '" + stack->id + "' has no FP8 recipe; pick a stack that offers one (`gpuplan stacks`)");
+    if (!f.fp8_recipe.empty() && !stack->recipe(f.fp8_recipe)) {
+      std::vector<std::string> ids;
+      for (const auto& r : stack->fp8_recipes) ids.push_back(r.id);
+      return make_error("--fp8-recipe", "stack '" + stack->id + "' does not offer '" + f.fp8_recipe + "'" + did_you_mean(f.fp8_recipe, ids) +
+                                             " (it offers " + fmt::format("{}", fmt::join(ids, ", ")) + ")");
+    }
+    w.fp8_recipe = f.fp8_recipe;
+  }
   return stack;
 }
 
@@ -89,19 +114,21 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   // Each degree is bounded before any product is taken, so tp x pp x dp cannot overflow.
   for (const auto& [flag, v, lo] : {std::tuple{"--gpus", f.gpus, int64_t{1}}, std::tuple{"--tp", f.tp, int64_t{1}},
                                     std::tuple{"--pp", f.pp, int64_t{1}}, std::tuple{"--dp", f.dp, int64_t{0}},
-                                    std::tuple{"--ep", f.ep, int64_t{0}}})
+                                    std::tuple{"--ep", f.ep, int64_t{0}}, std::tuple{"--cp", f.cp, int64_t{1}}})
     if (auto s = require_range(v, flag, lo, limits::kMaxGpus)) return *s;
   const int64_t tp_pp = f.tp * f.pp;
   if (tp_pp > limits::kMaxGpus)
     return make_error("--tp", fmt::format("tp {} x pp {} is more than {} GPUs", f.tp, f.pp, limits::kMaxGpus));
   int64_t gpus = f.gpus;
   if (f.dp > 0) {
-    if (f.gpus != 1 && f.gpus != f.dp * tp_pp)
-      return make_error("--dp", fmt::format("dp {} x tp {} x pp {} is {} GPUs, but --gpus says {}", f.dp, f.tp, f.pp,
-                                            f.dp * tp_pp, f.gpus));
-    gpus = f.dp * tp_pp;
+    const int64_t cp = std::max<int64_t>(1, f.cp);
+    if (f.gpus != 1 && f.gpus != f.dp * f.tp * f.pp * cp)
+      return make_error("--dp", fmt::format("dp {} x tp {} x pp {}{} is {} GPUs, but --gpus says {}", f.dp, f.tp, f.pp,
+                                            cp > 1 ? fmt::format(" x cp {}", cp) : "", f.dp * f.tp * f.pp * cp, f.gpus));
+    gpus = f.dp * f.tp * f.pp * cp;
     if (gpus > limits::kMaxGpus)
-      return make_error("--dp", fmt::format("dp {} x tp {} x pp {} is more than {} GPUs", f.dp, f.tp, f.pp, limits::kMaxGpus));
+      return make_error("--dp", fmt::format("dp {} x tp {} x pp {}{} is more than {} GPUs", f.dp, f.tp, f.pp,
+                                            cp > 1 ? fmt::format(" x cp {}", cp) : "", limits::kMaxGpus));
   }
   if (gpus % tp_pp != 0)
     return make_error("--gpus", fmt::format("{} is not a multiple of tp x pp = {}", gpus, tp_pp));
@@ -112,6 +139,13 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.par.virtual_stages = f.virtual_stages;
   w.par.sequence_parallel = !f.no_sequence_parallel;
   w.par.ep = f.ep > 0 ? f.ep : 1;
+  if (f.cp < 1) return make_error("--cp", fmt::format("must be at least 1, got {}", f.cp));
+  if (w.par.dp % f.cp != 0)
+    return make_error("--cp", fmt::format("{} does not divide the {} GPUs left after tp x pp", f.cp, w.par.dp));
+  w.par.cp = f.cp;
+  w.par.dp /= f.cp;
+  w.par.shard_group = f.shard_group;
+  w.par.reshard_after_forward = !f.no_reshard_after_forward;
   w.moe_capacity_factor = f.capacity_factor;
   if (auto s = w.validate(*model)) return *s;
   return std::pair{std::move(model).value(), w};

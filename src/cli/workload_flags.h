@@ -18,6 +18,10 @@ struct WorkloadFlags {
   std::string task = "full", precision = "bf16", optimizer = "adamw";
   std::string recompute;  // empty: the stack's default (none without a stack)
   std::string stack;      // empty: default_stack_id(task)
+  std::string loss;       // empty: the stack's default
+  std::string fp8_recipe; // empty: the stack's first
+  int64_t cp = 1, shard_group = 0;
+  bool no_reshard_after_forward = false;
   std::string flash = "on", kv_precision;
   int64_t batch = 1, seq = 0, grad_accum = 1, lora_rank = 16;
   int64_t gpus = 1, tp = 1, pp = 1, dp = 0, virtual_stages = 1;
@@ -29,7 +33,7 @@ struct WorkloadFlags {
 };
 
 void add_workload_flags(CLI::App& sub, WorkloadFlags& f);
-// --stack, for the commands that model training (memory, train, plan).
+// --stack, --loss and --fp8-recipe, for the commands that model training (memory, train, plan).
 void add_stack_flag(CLI::App& sub, WorkloadFlags& f);
 
 // Lines every output about `m` must carry: what the reader assumed or left out (--assume-dense,
@@ -42,7 +46,7 @@ void print_model_caveats(const ModelSpec& m);
 Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f);
 
 // The --stack record (or the task's usual one), with its defaults applied to what the flags left
-// open (recomputation).
+// open (recomputation, loss); checks that it offers --fp8-recipe (or any recipe, with fp8).
 Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w);
 
 }  // namespace gpuplan::cli

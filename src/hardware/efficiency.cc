@@ -138,7 +138,11 @@ Result<EfficiencyTable> EfficiencyTable::from_file(const std::string& path) {
 }
 
 const EfficiencyTable& EfficiencyTable::builtin() {
-  static const EfficiencyTable t = data::builtin_or_abort(from_toml(data::embedded_file("efficiency.toml"), "built-in efficiency.toml"));
+  static const EfficiencyTable t = [] {
+    EfficiencyTable e = data::builtin_or_abort(from_toml(data::embedded_file("efficiency.toml"), "built-in efficiency.toml"));
+    e.fit_ = FittedParameters::builtin();
+    return e;
+  }();
   return t;
 }
 
@@ -166,13 +170,21 @@ Efficiency EfficiencyTable::for_gpu(const Gpu& gpu) const {
   if (const toml::table* d = doc_["default"].as_table()) apply(*d, e);
   if (const toml::table* a = doc_["architecture"][gpu.architecture].as_table()) apply(*a, e);
   if (const toml::table* g = doc_["gpu"][gpu.id].as_table()) apply(*g, e);
+  e.fit = fit_.global;
   return e;
 }
 
 Efficiency EfficiencyTable::for_gpu(const Gpu& gpu, const Stack& stack) const {
   Efficiency e = for_gpu(gpu);
   if (!doc_["gpu"][gpu.id]["attention_fraction"].is_value()) e.attention_fraction = stack.attention_fraction(gpu.architecture);
+  e.fit = fit_.for_stack(stack.id);
   return e;
+}
+
+EfficiencyTable EfficiencyTable::without_fit() const {
+  EfficiencyTable t = *this;
+  t.fit_ = FittedParameters{};
+  return t;
 }
 
 }  // namespace gpuplan

@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "hardware/gpu.h"
+#include "stack/fitted.h"
 #include "stack/stack.h"
 #include "util/status.h"
 
@@ -39,6 +40,8 @@ struct Efficiency {
   double alltoall_fraction = 1.0;
   // (GFLOP, relative efficiency) points, ascending in GFLOP.
   std::vector<std::pair<double, double>> matmul_size_curve;
+  // What `gpuplan fit` fitted on the validation rows (data/fitted.toml); training estimates apply it.
+  TrainingFit fit;
 
   // Fraction of the datasheet matmul peak that one GEMM of `flops` reaches.
   double matmul_fraction(double flops) const;
@@ -57,10 +60,13 @@ class EfficiencyTable {
   // architecture, unless a [gpu.<id>] section (a measurement of that GPU, as calibrations write)
   // sets it.
   Efficiency for_gpu(const Gpu& gpu, const Stack& stack) const;
+  // The same table with the sourced figures alone (identity fit): what `gpuplan fit` fits on.
+  EfficiencyTable without_fit() const;
 
  private:
   static Result<EfficiencyTable> from_table(toml::table doc, const std::string& origin);
   toml::table doc_;
+  FittedParameters fit_;
 };
 
 }  // namespace gpuplan

@@ -63,7 +63,8 @@ LayerActivations layer_activations(const ModelSpec& m, const Workload& w, bool f
   const bool sp = w.par.sequence_parallel && w.par.tp > 1;
   const double rep = sp ? 1.0 / t : 1.0;  // tensors replicated across TP ranks unless SP splits them
   const double B = bytes_per_value(w.activation_precision());
-  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch);
+  // Context parallelism splits each sequence over cp GPUs.
+  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch) / static_cast<double>(w.par.cp);
   const double h = m.hidden, qd = m.q_dim(), kvd = m.kv_dim(), f = m.intermediate;
   // Elements per token.
   double attn = h * rep                 // norm input
@@ -102,10 +103,36 @@ double op_checkpoint_bytes(const ModelSpec& m, const Workload& w) {
   const bool sp = w.par.sequence_parallel && w.par.tp > 1;
   const double rep = sp ? 1.0 / t : 1.0;
   const double B = bytes_per_value(w.activation_precision());
-  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch);
+  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch) / static_cast<double>(w.par.cp);
   const double f = m.is_moe() ? m.experts_per_token * m.intermediate : m.intermediate;
   const double per_token = 2 * m.hidden * rep + (2.0 * m.q_dim() + m.kv_dim()) / t + f / t;
   return per_token * B * tokens + tokens * (m.heads / t) * 4.0;  // + fp32 log-sum-exp
+}
+
+// The logits and cross-entropy tensors per GPU. standard: logits in the compute dtype, their
+// fp32 upcast and the fp32 log-softmax saved for backward (Hugging Face causal LMs upcast before
+// the loss). chunked: the 16-bit logits whole, the fp32 work one chunk at a time (torchtune's
+// CEWithChunkedOutputLoss, 8 chunks). fused: the projection and loss run chunk by chunk and the
+// logits never exist whole; Liger's fused linear cross-entropy sizes a chunk at about
+// tokens / ceil(vocab / hidden) rows (liger_kernel/ops/fused_linear_cross_entropy.py), so a
+// chunk's logits are about tokens x hidden values, in 16-bit and fp32.
+constexpr double kLossChunks = 8;
+double logits_bytes(const ModelSpec& m, const Workload& w, double tokens, double B) {
+  const double t = static_cast<double>(w.par.tp), v = static_cast<double>(m.vocab) / t;
+  switch (w.loss) {
+    case Loss::standard: return tokens * v * (B + 8);
+    case Loss::chunked: return tokens * v * (B + 8 / kLossChunks);
+    case Loss::fused: return tokens * std::min<double>(v, static_cast<double>(m.hidden)) * (B + 8);
+  }
+  return 0;
+}
+std::string loss_formula(const ModelSpec& m, const Workload& w, double B) {
+  switch (w.loss) {
+    case Loss::standard: return fmt::format("s x b x vocab {} x ({} + 4 + 4) B (standard loss)", m.vocab, B);
+    case Loss::chunked: return fmt::format("s x b x vocab {} x ({} + 8/{:.0f}) B (chunked loss)", m.vocab, B, kLossChunks);
+    case Loss::fused: return fmt::format("s x b x hidden {} x ({} + 8) B (fused loss: one chunk of logits)", m.hidden, B);
+  }
+  return "";
 }
 
 }  // namespace
@@ -114,8 +141,10 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   MemoryEstimate e;
   const ParameterCounts pc = m.parameters();
   e.parameters = pc.total();
+  // ZeRO/FSDP shard over the data-parallel and context-parallel ranks together (torchtitan's
+  // dp_shard x cp mesh), or over the shard group of hybrid sharding.
   const double t = static_cast<double>(w.par.tp), pp = static_cast<double>(w.par.pp),
-               dp = static_cast<double>(w.par.dp);
+               dp = static_cast<double>(w.par.shard_ranks());
   const double L = static_cast<double>(m.layers);
   const double stage_layers = ceil_div(L, pp);
   auto add = [&](const char* group, std::string name, double bytes, std::string formula) {
@@ -152,16 +181,19 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
       (!first_is_max || w.par.pp == 1 ? (head_params + tail_params) * ob : 0);
   std::string split = w.par.tp > 1 || w.par.pp > 1
       ? fmt::format(" on the busiest of {} pipeline stages, / tp {}", w.par.pp, w.par.tp) : "";
-  const bool shard_params = w.par.zero >= 3 && w.par.dp > 1;
+  const bool shard_params = w.par.zero >= 3 && w.par.shard_ranks() > 1;
   // ZeRO shards routed experts over their own replicas (the expert data-parallel group), the rest over dp.
   const double stage_expert = stage_layers * xw.layer_params_per_gpu;
   auto zero_share = [&](double all, double experts) { return (all - experts) / dp + experts / xw.zero_replicas; };
   if (shard_params) {
     add("weights", "parameters (ZeRO-3/FSDP shard)", zero_share(gpu_weight_bytes, stage_expert * xw.bytes),
-        fmt::format("{} params x {:.3g} B{} / dp {}", format_count(gpu_params), gpu_weight_bytes / gpu_params, split, w.par.dp));
-    // The layer being computed and the one prefetched are gathered in full (FSDP prefetch).
-    e.fsdp_working_set = 2 * layer_bytes;
-    add("weights", "gathered layers (FSDP working set)", e.fsdp_working_set, "2 unsharded layers: current + prefetched");
+        fmt::format("{} params x {:.3g} B{} / dp {}", format_count(gpu_params), gpu_weight_bytes / gpu_params, split, w.par.shard_ranks()));
+    // The layer being computed and the one prefetched are gathered in full (FSDP prefetch);
+    // without resharding after forward every layer of the stage stays gathered until backward.
+    e.fsdp_working_set = (w.par.reshard_after_forward ? 2 : stage_layers) * layer_bytes;
+    add("weights", "gathered layers (FSDP working set)", e.fsdp_working_set,
+        w.par.reshard_after_forward ? "2 unsharded layers: current + prefetched"
+                                    : "every layer of the stage unsharded (no reshard after forward)");
   } else {
     add("weights", "parameters", gpu_weight_bytes,
         fmt::format("{} params; linears {} ({:.3g} B), rest {}{}", format_count(gpu_params),
@@ -190,7 +222,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     const double expert_trainable = peft ? 0 : stage_expert;
     add("gradients", "gradients", (grad_div > 1 ? zero_share(trainable, expert_trainable) : trainable) * grad_b,
         fmt::format("{} trainable x {} B{}", format_count(trainable), grad_b,
-                    grad_div > 1 ? fmt::format(" / dp {} (ZeRO-2+)", w.par.dp) : ""));
+                    grad_div > 1 ? fmt::format(" / {} ranks (ZeRO-2+)", w.par.shard_ranks()) : ""));
     double state_b = 0;
     const char* state_name = "";
     switch (w.optimizer) {
@@ -206,7 +238,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     const double opt_bytes = opt_params * (state_b + master_b);
     const std::string why = fmt::format("{} trainable x ({} B states + {} B fp32 master){}",
                                         format_count(trainable), state_b, master_b,
-                                        opt_div > 1 ? fmt::format(" / dp {} (ZeRO-1+)", w.par.dp) : "");
+                                        opt_div > 1 ? fmt::format(" / {} ranks (ZeRO-1+)", w.par.shard_ranks()) : "");
     if (w.offload_optimizer) {
       e.cpu_offload = opt_bytes;
       e.terms.push_back({"optimizer", std::string(state_name) + " (offloaded to CPU)", 0, why});
@@ -218,8 +250,15 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
 
   // ---- Activations -----------------------------------------------------------------------------
   const double B = bytes_per_value(w.activation_precision());
-  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch);
+  const double tokens = static_cast<double>(w.seq) * static_cast<double>(w.micro_batch) /
+                        static_cast<double>(w.training() ? w.par.cp : 1);
   if (w.training()) {
+    // The fitted activation scale (data/fitted.toml) multiplies every saved tensor below.
+    const double act_scale = eff.fit.activation_scale;
+    auto add_act = [&](std::string name, double bytes, std::string formula) {
+      add("activations", std::move(name), bytes * act_scale,
+          act_scale == 1 ? std::move(formula) : fmt::format("{} x {:.3g} fitted", formula, act_scale));
+    };
     const LayerActivations la = layer_activations(m, w, w.flash_attention, eff);
     const bool sp = w.par.sequence_parallel && w.par.tp > 1;
     double per_layer = 0;
@@ -243,24 +282,19 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
       inflight = std::min<double>(pp, static_cast<double>(w.grad_accum));
       if (w.par.virtual_stages > 1) inflight *= 1 + (pp - 1) / (pp * w.par.virtual_stages);
     }
-    add("activations", "layer activations", per_layer * stage_layers * inflight,
+    add_act("layer activations", per_layer * stage_layers * inflight,
         fmt::format("{} layers x {} per layer ({}){}", stage_layers, format_bytes(per_layer), how,
                     inflight > 1 ? fmt::format(" x {:.2g} micro-batches in flight", inflight) : ""));
     // Backward holds one layer's gradients beside its saved tensors; full recompute also
     // rebuilds that layer's activations first.
     const double one_layer = la.stored + la.core;
     const bool rebuilds = w.recomputed_layer_fraction() > 0;
-    add("activations", "backward working set", one_layer * (rebuilds ? 2 : 1),
+    add_act("backward working set", one_layer * (rebuilds ? 2 : 1),
         rebuilds ? "one recomputed layer + its gradients" : "one layer's gradients");
-    add("activations", "embedding output", tokens * m.hidden * B / (sp ? t : 1), "s x b x h");
+    add_act("embedding output", tokens * m.hidden * B / (sp ? t : 1), "s x b x h");
     const bool last_stage_here = w.par.pp == 1 || !first_is_max;
     if (last_stage_here && !(m.traits.encoder && w.task != Task::pretrain)) {
-      // Logits in the compute dtype, their fp32 upcast for the loss, and the fp32 log-softmax
-      // saved for backward (Hugging Face causal LMs upcast logits before cross-entropy; the
-      // validation rows are HF runs). Fused or chunked cross-entropy kernels (Megatron, Liger,
-      // flash-attn's xentropy) keep far less, so this term is conservative for them.
-      add("activations", "logits and loss", tokens * m.vocab / t * (B + 8),
-          fmt::format("s x b x vocab {} x ({} + 4 + 4) B", m.vocab, B));
+      add_act("logits and loss", logits_bytes(m, w, tokens, B), loss_formula(m, w, B));
     }
   } else {
     // Inference: only one layer's transient tensors live at once, for the tokens of one forward.
@@ -323,15 +357,20 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     else if (term.group == "kv_cache") e.kv_cache += term.bytes;
     else if (term.group == "overhead") e.workspace += term.bytes;
   }
-  e.allocator_reserve = eff.allocator_fraction * (e.activations + e.workspace);
+  const bool fitted_reserve = w.training() && eff.fit.allocator_fraction >= 0;
+  const double reserve_fraction = fitted_reserve ? eff.fit.allocator_fraction : eff.allocator_fraction;
+  e.allocator_reserve = reserve_fraction * (e.activations + e.workspace);
   add("overhead", "allocator reserve", e.allocator_reserve,
-      fmt::format("{:.0f}% of activations and workspaces (caching-allocator fragmentation)", eff.allocator_fraction * 100));
+      fmt::format("{:.0f}% of activations and workspaces (caching-allocator fragmentation{})", reserve_fraction * 100,
+                  fitted_reserve ? ", fitted" : ""));
   e.cuda_context = eff.cuda_context_bytes;
   add("overhead", "CUDA context and kernels", e.cuda_context, "per GPU, outside the allocator");
   if (w.par.gpus() > 1) {
     e.comm_buffers = eff.comm_buffers_bytes;
     add("overhead", "NCCL buffers", e.comm_buffers, "multi-GPU jobs, outside the allocator");
   }
+  if (w.training() && eff.fit.memory_band.rows > 0)
+    e.per_gpu_bytes_band = std::pair{e.nvidia_smi() * eff.fit.memory_band.low, e.nvidia_smi() * eff.fit.memory_band.high};
   return e;
 }
 

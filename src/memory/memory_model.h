@@ -3,7 +3,9 @@
 // A pure function: no I/O. Totals are given as allocated, reserved, and as nvidia-smi shows them.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hardware/efficiency.h"
@@ -28,6 +30,9 @@ struct MemoryEstimate {
   double fsdp_working_set = 0;   // unsharded parameters held during compute (inside `weights`)
   double cpu_offload = 0;        // bytes moved to host memory
   int64_t parameters = 0, trainable_parameters = 0;
+  // Training: the nvidia-smi figure scaled by the cross-validated published / predicted band of
+  // comparable runs (data/fitted.toml); absent without a band.
+  std::optional<std::pair<double, double>> per_gpu_bytes_band;
   std::vector<MemoryTerm> terms;
 
   double overhead() const { return workspace + allocator_reserve + cuda_context + comm_buffers; }

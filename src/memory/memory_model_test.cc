@@ -11,7 +11,8 @@ namespace gpuplan {
 
 namespace {
 ModelSpec preset(const char* id) { return *Presets::builtin().find(id); }
-Efficiency eff_for(const char* gpu) { return EfficiencyTable::builtin().for_gpu(*Catalog::builtin().find(gpu)); }
+// The sourced figures alone: these tests pin the formulas, not the fit of data/fitted.toml.
+Efficiency eff_for(const char* gpu) { return EfficiencyTable::builtin().without_fit().for_gpu(*Catalog::builtin().find(gpu)); }
 Workload infer(int64_t batch, int64_t seq) {
   Workload w;
   w.task = Task::infer;

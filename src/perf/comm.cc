@@ -64,3 +64,28 @@ double all_to_all_time(double bytes, int64_t ranks, int64_t stride, const Gpu& g
 }
 
 }  // namespace gpuplan
+
+namespace gpuplan {
+
+double group_collective_time(Collective kind, double bytes, int64_t ranks, int64_t stride, const Gpu& gpu,
+                             const Efficiency& eff, const Cluster& c) {
+  const Link link = group_link(gpu, eff, c, ranks, stride);
+  const int64_t local = std::max<int64_t>(1, std::min<int64_t>(ranks, c.gpus_per_node / std::max<int64_t>(1, stride)));
+  if (link.name != "network" || local <= 1 || ranks % local != 0 || kind == Collective::p2p || kind == Collective::all_to_all)
+    return collective_time(kind, bytes, ranks, link);
+  const Link inner = group_link(gpu, eff, c, local, stride);
+  const int64_t nodes = ranks / local;
+  const double shard = bytes / static_cast<double>(local);
+  switch (kind) {
+    case Collective::all_reduce:
+      return collective_time(Collective::reduce_scatter, bytes, local, inner) +
+             collective_time(Collective::all_reduce, shard, nodes, link) +
+             collective_time(Collective::all_gather, bytes, local, inner);
+    case Collective::reduce_scatter:
+    case Collective::all_gather:
+      return collective_time(kind, bytes, local, inner) + collective_time(kind, shard, nodes, link);
+    default: return collective_time(kind, bytes, ranks, link);
+  }
+}
+
+}  // namespace gpuplan

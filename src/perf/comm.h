@@ -36,6 +36,14 @@ Link group_link(const Gpu& gpu, const Efficiency& eff, const Cluster& c, int64_t
 // Seconds for one collective of `bytes` (the full buffer per rank) over `ranks` GPUs.
 double collective_time(Collective kind, double bytes, int64_t ranks, const Link& link);
 
+// A collective over `ranks` GPUs `stride` apart. Inside a node it is one ring on the scale-up
+// link. Across nodes with several members per node it runs in two levels, as NCCL's multi-NIC
+// rings and hierarchical algorithms do: reduce-scatter inside the node, the node's members each
+// reducing their share across nodes through their own NIC (so the network carries 1/local of the
+// buffer per GPU: the node's aggregate NIC bandwidth, not one NIC's), then all-gather inside.
+double group_collective_time(Collective kind, double bytes, int64_t ranks, int64_t stride, const Gpu& gpu,
+                             const Efficiency& eff, const Cluster& c);
+
 // Mixture-of-experts dispatch or combine: each of `ranks` GPUs (members `stride` apart) sends
 // `bytes` of token copies spread over the group. Inside one NVLink domain it runs on NVLink;
 // beyond it, the share bound for other domains leaves through the network while the rest moves

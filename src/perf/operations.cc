@@ -9,7 +9,10 @@ namespace {
 
 Op gemm(const char* name, double tokens, double in, double out, double wbytes, double abytes) {
   // [tokens x in] x [in x out]: read input and weights, write output.
-  return {name, OpKind::matmul, 2 * tokens * in * out, tokens * in * abytes + in * out * wbytes + tokens * out * abytes, 1};
+  Op op{name, OpKind::matmul, 2 * tokens * in * out, tokens * in * abytes + in * out * wbytes + tokens * out * abytes, 1};
+  op.input_elements = tokens * in + in * out;
+  op.output_elements = tokens * out;
+  return op;
 }
 
 Op vec(const char* name, double elements, double bytes_per_elem, double passes) {

@@ -23,6 +23,9 @@ struct Op {
   // Kernel launches per call: below 1 when several calls run as one kernel (a grouped GEMM over
   // the experts, as vLLM's fused_moe and Megatron's grouped GEMM do).
   double launches_per_call = 1;
+  // GEMMs: elements of the input operands (activations and weights) and of the output, what a
+  // low-precision recipe casts in forward (inputs) and backward (the output's gradient).
+  double input_elements = 0, output_elements = 0;
 };
 
 struct OpTime {

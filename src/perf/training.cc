@@ -57,19 +57,32 @@ double recomputed_share(const Workload& w, const Stack& stack, const Op& op) {
 
 }  // namespace
 
+const LowPrecisionRecipe* fp8_recipe_of(const Workload& w, const Stack& stack) {
+  if (!w.fp8_recipe.empty()) return stack.recipe(w.fp8_recipe);
+  return stack.fp8_recipes.empty() ? nullptr : &stack.fp8_recipes.front();
+}
+
 TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
                                    const Stack& stack, const Cluster& cluster, const TrainingRun& run) {
   TrainingEstimate e;
   e.stack = stack.id;
   const double tp = static_cast<double>(w.par.tp), pp = static_cast<double>(w.par.pp);
   const int64_t dp = w.par.dp;
+  // The block GEMMs run in the training precision; with FP8 only they do (the recipe's scope in
+  // Transformer Engine and torchao: linear layers), attention, the LM head and element-wise work
+  // stay 16-bit, and every FP8 GEMM pays its recipe's casts.
   const Precision p = w.precision == Precision::fp8 ? Precision::fp8 : w.activation_precision() == Precision::fp32
       ? (w.precision == Precision::tf32 ? Precision::tf32 : Precision::fp32) : w.precision;
+  const Precision p16 = p == Precision::fp8 ? Precision::bf16 : p;
+  const LowPrecisionRecipe* recipe = p == Precision::fp8 ? fp8_recipe_of(w, stack) : nullptr;
+  const double cast_bytes = !recipe ? 0 : stack.fused_elementwise ? recipe->fused_cast_bytes_per_element
+                                                                   : recipe->cast_bytes_per_element;
   const bool peft = w.task == Task::lora || w.task == Task::qlora;
 
   ForwardShape s;
   s.sequences = static_cast<double>(w.micro_batch);
-  s.tokens = static_cast<double>(w.micro_batch * w.seq);
+  // Context parallelism: each GPU holds seq / cp of every sequence, attending over all of it.
+  s.tokens = static_cast<double>(w.micro_batch * w.seq) / static_cast<double>(w.par.cp);
   s.kv_len = static_cast<double>(w.seq);
   s.tp = tp;
   s.sequence_parallel = w.par.sequence_parallel && w.par.tp > 1;
@@ -85,13 +98,24 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   const double stage_layers = std::ceil(static_cast<double>(m.layers) / pp);
   PassCost fwd, bwd, recompute;
   double fwd_flops_stage = 0, recompute_flops_stage = 0;
+  double attention_fwd_s = 0, attention_bwd_s = 0;  // what ring attention's sends hide behind
   for (const Op& op : block_forward_ops(m, s)) {
-    const OpTime tf = time_op(op, gpu, eff, p);
-    fwd.add(tf, op.calls * stage_layers);
+    const bool low = recipe && op.kind == OpKind::matmul && op.name != "router";
+    const Precision op_p = low ? p : p16;
+    OpTime tf = time_op(op, gpu, eff, op_p);
     Op b = backward_of(op);
     // Frozen base weights (LoRA/QLoRA) need only input gradients: half the GEMM backward.
     if (peft && op.kind == OpKind::matmul) b.flops /= 2, b.bytes /= 2;
-    bwd.add(time_op(b, gpu, eff, p), op.calls * stage_layers);
+    OpTime tb = time_op(b, gpu, eff, op_p);
+    if (low) {
+      tf.compute_s /= recipe->gemm_relative_throughput, tb.compute_s /= recipe->gemm_relative_throughput;
+      // The casts of the GEMM's inputs (forward) and of its output gradient (backward).
+      tf.memory_s += cast_bytes * op.input_elements / (gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction);
+      tb.memory_s += cast_bytes * op.output_elements / (gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction);
+    }
+    fwd.add(tf, op.calls * stage_layers);
+    bwd.add(tb, op.calls * stage_layers);
+    if (op.kind == OpKind::attention) attention_fwd_s += tf.total_s() * op.calls, attention_bwd_s += tb.total_s() * op.calls;
     const double share = recomputed_share(w, stack, op);
     if (share > 0) recompute.add(tf, op.calls * stage_layers * share);
     if (op.kind != OpKind::vector) {
@@ -102,8 +126,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   // Embedding on the first stage, LM head and loss on the last; with one stage both.
   PassCost head_fwd, head_bwd;
   for (const Op& op : head_forward_ops(m, s, true)) {
-    head_fwd.add(time_op(op, gpu, eff, p), op.calls);
-    head_bwd.add(time_op(backward_of(op), gpu, eff, p), op.calls);
+    head_fwd.add(time_op(op, gpu, eff, p16), op.calls);
+    head_bwd.add(time_op(backward_of(op), gpu, eff, p16), op.calls);
   }
   // With pipeline stages the last one carries the head, and the slowest stage sets the cycle.
   fwd += head_fwd;
@@ -127,6 +151,18 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   e.ep_link = a2a.link;
   // Dispatch and combine in every MoE layer's forward, again in backward and in a recompute.
   const double ep_micro = a2a.per_layer_forward_s * stage_layers * (2 + recompute_comm);
+  // ---- Context parallel: ring attention passes each GPU's K and V chunk around the cp group ---
+  // (cp - 1 steps forward; backward sends K, V and their gradients), overlapped with the attention
+  // kernels; only what they cannot hide is exposed.
+  double cp_micro = 0;
+  if (w.par.cp > 1) {
+    const Link cp_link = group_link(gpu, eff, cluster, w.par.cp, w.par.tp);
+    e.cp_link = cp_link.name;
+    const double kv_chunk = s.tokens * 2 * std::max(1.0, m.kv_heads / tp) * m.head_dim * s.act_bytes;
+    const double ring_fwd = static_cast<double>(w.par.cp - 1) * collective_time(Collective::p2p, kv_chunk, 2, cp_link);
+    cp_micro = stage_layers * (std::max(0.0, ring_fwd - attention_fwd_s) * (1 + recompute_comm) +
+                               std::max(0.0, 2 * ring_fwd - attention_bwd_s));
+  }
 
   // ---- Pipeline sends: activations forward, gradients backward, per micro-batch -------------
   const Link pp_link = group_link(gpu, eff, cluster, w.par.pp, w.par.tp * dp);
@@ -142,7 +178,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   e.micro_batches = micro;
   e.global_batch = micro * w.micro_batch * dp;
   const double t_micro_compute = fwd.total() + bwd.total() + recompute.total();
-  const double t_micro = t_micro_compute + tp_micro + pp_micro + ep_micro;
+  const double t_micro = t_micro_compute + tp_micro + pp_micro + ep_micro + cp_micro;
   // 1F1B: the pipeline fills and drains over p-1 micro-batch slots; interleaving divides by v
   // (Narayanan et al. 2021, section 2.2).
   const double bubble = w.par.pp > 1 ? (pp - 1) / v * t_micro : 0;
@@ -157,23 +193,36 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
                               stage_experts;
   const double trainable = peft ? static_cast<double>(m.lora_parameters(w.lora_rank)) / m.layers * stage_layers / tp : stage_params;
   const double grad_bytes = trainable * (s.act_bytes == 4 ? 4 : 2);
-  const Link dp_link = group_link(gpu, eff, cluster, dp, w.par.tp);
-  e.dp_link = dp > 1 ? dp_link.name : "none";
+  // Gradients reduce over every replica of a parameter shard: the data-parallel and the
+  // context-parallel ranks (cp sits inside dp, outside tp). Hybrid sharding reduce-scatters inside
+  // its shard group and all-reduces the shard across the groups.
+  const int64_t dp_group = dp * w.par.cp;
+  const int64_t shard = w.par.zero >= 1 ? w.par.shard_ranks() : dp_group;
+  const Link dp_link = group_link(gpu, eff, cluster, dp_group, w.par.tp);
+  e.dp_link = dp_group > 1 ? dp_link.name : "none";
+  auto reduce = [&](double bytes) {
+    if (shard >= dp_group) return group_collective_time(Collective::all_reduce, bytes, dp_group, w.par.tp, gpu, eff, cluster);
+    return group_collective_time(Collective::reduce_scatter, bytes, shard, w.par.tp, gpu, eff, cluster) +
+           group_collective_time(Collective::all_reduce, bytes / static_cast<double>(shard), dp_group / shard,
+                                 w.par.tp * shard, gpu, eff, cluster);
+  };
   double dp_total = 0, dp_exposed = 0;
-  if (dp > 1) {
+  if (dp_group > 1) {
     // Gradient all-reduce (or reduce-scatter + all-gather for ZeRO-1/2: the same volume), once per
     // step, overlapped with the last micro-batch's backward.
     const double expert_share = peft || stage_params <= 0 ? 0 : stage_experts / stage_params;
     const Link expert_dp_link = group_link(gpu, eff, cluster, xl.replicas, w.par.tp * w.par.dp / xl.replicas);
-    const double grad_sync = collective_time(Collective::all_reduce, grad_bytes * (1 - expert_share), dp, dp_link) +
+    const double grad_sync = reduce(grad_bytes * (1 - expert_share)) +
                              collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
     dp_total = grad_sync;
     dp_exposed = run.overlap_dp_grads.value_or(stack.overlap_dp_grads) ? std::max(0.0, grad_sync - 0.9 * bwd.total()) : grad_sync;
-    if (w.par.zero >= 3) {
-      // FSDP gathers the parameters again for each micro-batch's forward and backward; prefetching
-      // overlaps the gathers with compute.
-      const double gather = collective_time(Collective::all_gather, stage_params * s.weight_bytes, dp, dp_link);
-      const double per_micro = 2 * gather;
+    if (w.par.zero >= 3 && shard > 1) {
+      // FSDP gathers the parameters for each micro-batch's forward and again for its backward
+      // (once, when they are not resharded after forward), in FP8 where the stack casts before
+      // gathering; prefetching overlaps the gathers with compute.
+      const double gather_bytes = recipe && stack.fp8_param_all_gather ? 1.0 : s.weight_bytes;
+      const double gather = group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster);
+      const double per_micro = (w.par.reshard_after_forward ? 2 : 1) * gather;
       dp_total += per_micro * micro;
       dp_exposed += micro * (stack.overlap_param_gather ? std::max(0.0, per_micro - 0.9 * t_micro_compute) : per_micro);
     }
@@ -188,28 +237,42 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     case Optimizer::lion: opt_bytes_per_param = 20; break;
     case Optimizer::adafactor: opt_bytes_per_param = 16; break;
   }
-  const double opt_shard = w.par.zero >= 1 ? static_cast<double>(dp) : 1.0;
+  const double opt_shard = w.par.zero >= 1 ? static_cast<double>(shard) : 1.0;
   const double optimizer_s = trainable / opt_shard * opt_bytes_per_param /
                              (gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction);
 
-  e.step_time_s = micro * t_micro + bubble + dp_exposed + optimizer_s;
-  StepBreakdown& b = e.breakdown;
+  // ---- The fitted scales (data/fitted.toml) on the three kinds of term -----------------------
   const double k = static_cast<double>(micro);
+  const double bubble_share = t_micro > 0 ? bubble / t_micro : 0;  // the bubble as micro-batch slots
   const PassCost all = [&] { PassCost c = fwd; c += bwd; c += recompute; return c; }();
-  b.compute_s = all.compute_s * k;
-  b.memory_s = all.memory_s * k;
-  b.overhead_s = all.overhead_s * k;
-  b.tp_comm_s = tp_micro * k;
-  b.pp_comm_s = pp_micro * k;
-  b.ep_comm_s = ep_micro * k;
-  b.bubble_s = bubble;
-  b.dp_comm_exposed_s = dp_exposed;
-  b.dp_comm_total_s = dp_total;
-  b.optimizer_s = optimizer_s;
+  const double comm_micro = tp_micro + pp_micro + ep_micro + cp_micro;
+  e.fit_terms = {(k + bubble_share) * all.compute_s, (k + bubble_share) * (all.memory_s + all.overhead_s) + optimizer_s,
+                 (k + bubble_share) * comm_micro + dp_exposed};
+  const TrainingFit& fit = eff.fit;
+  e.step_time_s = fit.compute_scale * e.fit_terms.compute_s + fit.memory_scale * e.fit_terms.memory_s +
+                  fit.comm_scale * e.fit_terms.comm_s;
+  StepBreakdown& b = e.breakdown;
+  b.compute_s = all.compute_s * k * fit.compute_scale;
+  b.memory_s = all.memory_s * k * fit.memory_scale;
+  b.overhead_s = all.overhead_s * k * fit.memory_scale;
+  b.tp_comm_s = tp_micro * k * fit.comm_scale;
+  b.pp_comm_s = pp_micro * k * fit.comm_scale;
+  b.ep_comm_s = ep_micro * k * fit.comm_scale;
+  b.cp_comm_s = cp_micro * k * fit.comm_scale;
+  b.bubble_s = bubble_share * (fit.compute_scale * all.compute_s + fit.memory_scale * (all.memory_s + all.overhead_s) +
+                               fit.comm_scale * comm_micro);
+  b.dp_comm_exposed_s = dp_exposed * fit.comm_scale;
+  b.dp_comm_total_s = dp_total * fit.comm_scale;
+  b.optimizer_s = optimizer_s * fit.memory_scale;
 
   // ---- Throughput and utilisation -------------------------------------------------------------
   e.tokens_per_step = static_cast<double>(e.global_batch * w.seq);
   e.tokens_per_s = e.tokens_per_step / e.step_time_s;
+  if (fit.throughput_band.rows > 0) {
+    // The band holds published / predicted step times of comparable runs scored out of sample.
+    e.step_time_s_band = std::pair{e.step_time_s * fit.throughput_band.low, e.step_time_s * fit.throughput_band.high};
+    e.tokens_per_s_band = std::pair{e.tokens_per_step / e.step_time_s_band->second, e.tokens_per_step / e.step_time_s_band->first};
+  }
   const double fwd_flops = model_forward_flops(m, e.tokens_per_step, static_cast<double>(w.seq));
   const double passes = peft ? 2.0 : 3.0;  // frozen weights skip the weight-gradient GEMMs
   e.model_flops_per_step = fwd_flops * passes;

@@ -32,6 +32,7 @@ struct StepBreakdown {
   double tp_comm_s = 0;        // tensor-parallel collectives (on the critical path)
   double pp_comm_s = 0;        // pipeline sends between stages
   double ep_comm_s = 0;        // expert-parallel all-to-all (dispatch and combine), on the critical path
+  double cp_comm_s = 0;        // context-parallel ring attention sends not hidden behind attention
   double dp_comm_exposed_s = 0;  // data-parallel / ZeRO traffic not hidden behind backward
   double dp_comm_total_s = 0;
   double bubble_s = 0;         // pipeline fill and drain
@@ -39,8 +40,21 @@ struct StepBreakdown {
   double offload_s = 0;        // optimizer states in CPU memory: PCIe transfers and the host's update (perf/offload.h)
 };
 
+// The unfitted step time split into the three terms data/fitted.toml scales; they sum to the
+// step time of the sourced model alone. `gpuplan fit` fits on these.
+struct FitTerms {
+  double compute_s = 0;  // compute-bound work, with its share of the pipeline bubble
+  double memory_s = 0;   // memory-bound work, kernel launches, optimizer update, their bubble share
+  double comm_s = 0;     // exposed collectives and sends, their bubble share
+  double total() const { return compute_s + memory_s + comm_s; }
+};
+
 struct TrainingEstimate {
   double step_time_s = 0;
+  // From the cross-validated residuals of comparable published runs (fitted.toml); absent when
+  // the fit has no band.
+  std::optional<std::pair<double, double>> step_time_s_band, tokens_per_s_band;
+  FitTerms fit_terms;
   double tokens_per_step = 0;
   double tokens_per_s = 0;
   double mfu = 0, hfu = 0;
@@ -49,9 +63,13 @@ struct TrainingEstimate {
   int64_t global_batch = 0;
   std::optional<double> time_to_train_s, gpu_hours;
   StepBreakdown breakdown;
-  std::string tp_link, dp_link, pp_link, ep_link;
+  std::string tp_link, dp_link, pp_link, ep_link, cp_link = "none";
   std::string stack;  // the software stack assumed
 };
+
+// The FP8 recipe a run uses: the workload's, else the stack's first; nullptr when the stack offers
+// none (FP8 GEMMs then run without cast costs: an assumption the caller should flag).
+const LowPrecisionRecipe* fp8_recipe_of(const Workload& w, const Stack& stack);
 
 // REQUIRES: w.validate(m) succeeded and w.training(); `eff` resolved for this GPU and stack
 // (EfficiencyTable::for_gpu(gpu, stack)).

@@ -50,36 +50,40 @@ std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const St
     if (m.heads % tp != 0) continue;
     for (int64_t pp : powers_of_two(1, gpus / tp)) {
       if (pp > m.layers || gpus % (tp * pp) != 0) continue;
-      const int64_t dp = gpus / (tp * pp);
-      if (batch % dp != 0) continue;
-      const int64_t per_replica = batch / dp;
-      std::vector<int64_t> micro_batches = space.micro_batches;
-      std::sort(micro_batches.begin(), micro_batches.end());  // ascending: the memory prune relies on it
-      for (int64_t mb : micro_batches) {
-        if (per_replica % mb != 0) continue;
-        const int64_t micro = per_replica / mb;
-        for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
-          for (const RecomputeSpec& rc : modes) {
-            for (int64_t v : space.virtual_stages) {
-              if (v > 1 && (pp == 1 || pp * v > m.layers || micro % pp != 0)) continue;
-              for (int64_t ep : space.expert_parallel.empty() || !m.is_moe() ? std::vector<int64_t>{base.par.ep}
-                                                                              : space.expert_parallel) {
-                if ((tp * dp) % ep != 0 || (m.is_moe() && m.experts % ep != 0)) continue;
-                for (bool offload : offloads) {
-                  if (offload && zero == 0 && dp > 1) continue;  // across GPUs, offload comes with sharding
-                  Workload w = base;
-                  w.par.tp = tp;
-                  w.par.pp = pp;
-                  w.par.dp = dp;
-                  w.par.zero = zero;
-                  w.par.virtual_stages = v;
-                  w.par.sequence_parallel = tp > 1;
-                  w.micro_batch = mb;
-                  w.grad_accum = micro;
-                  w.offload_optimizer = offload;
-                  w.set_recompute(rc);
-                  w.par.ep = ep;
-                  out.push_back(w);
+      for (int64_t cp : space.context_parallel) {
+        if ((gpus / (tp * pp)) % cp != 0 || (cp > 1 && base.seq % (2 * cp) != 0)) continue;
+        const int64_t dp = gpus / (tp * pp * cp);
+        if (batch % dp != 0) continue;
+        const int64_t per_replica = batch / dp;
+        std::vector<int64_t> micro_batches = space.micro_batches;
+        std::sort(micro_batches.begin(), micro_batches.end());  // ascending: the memory prune relies on it
+        for (int64_t mb : micro_batches) {
+          if (per_replica % mb != 0) continue;
+          const int64_t micro = per_replica / mb;
+          for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
+            for (const RecomputeSpec& rc : modes) {
+              for (int64_t v : space.virtual_stages) {
+                if (v > 1 && (pp == 1 || pp * v > m.layers || micro % pp != 0)) continue;
+                for (int64_t ep : space.expert_parallel.empty() || !m.is_moe() ? std::vector<int64_t>{base.par.ep}
+                                                                                : space.expert_parallel) {
+                  if ((tp * dp) % ep != 0 || (m.is_moe() && m.experts % ep != 0)) continue;
+                  for (bool offload : offloads) {
+                    if (offload && zero == 0 && dp > 1) continue;  // across GPUs, offload comes with sharding
+                    Workload w = base;
+                    w.par.tp = tp;
+                    w.par.pp = pp;
+                    w.par.dp = dp;
+                    w.par.zero = zero;
+                    w.par.virtual_stages = v;
+                    w.par.sequence_parallel = tp > 1;
+                    w.micro_batch = mb;
+                    w.grad_accum = micro;
+                    w.offload_optimizer = offload;
+                    w.set_recompute(rc);
+                    w.par.ep = ep;
+                    w.par.cp = cp;
+                    out.push_back(w);
+                  }
                 }
               }
             }
@@ -136,8 +140,8 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
   // Memory grows with the micro-batch: once a layout is over the card at one micro-batch, it is at
   // every larger one (the layouts come in ascending micro-batch for the same split).
   auto split_key = [](const Workload& w) {
-    return fmt::format("{}/{}/{}/{}/{}/{}/{}/{}/{}", w.par.tp, w.par.pp, w.par.dp, w.par.zero, static_cast<int>(w.recompute),
-                       w.recompute_every, w.par.virtual_stages, w.par.ep, w.offload_optimizer);
+    return fmt::format("{}/{}/{}/{}/{}/{}/{}/{}/{}/{}", w.par.tp, w.par.pp, w.par.dp, w.par.zero, static_cast<int>(w.recompute),
+                       w.recompute_every, w.par.virtual_stages, w.par.ep, w.offload_optimizer, w.par.cp);
   };
   std::unordered_set<std::string> over_memory;
   for (auto& [n, ws] : by_count) {

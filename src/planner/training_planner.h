@@ -34,6 +34,9 @@ struct PlanSpace {
   // Expert-parallel degrees to try for a mixture-of-experts model (those that divide tp x dp and
   // the experts); empty = the base workload's.
   std::vector<int64_t> expert_parallel;
+  // Context-parallel degrees to try (each divides the GPUs left after tp x pp, and 2 x cp the
+  // sequence); {1} = none. Long sequences want {1, 2, 4, 8}.
+  std::vector<int64_t> context_parallel = {1};
   std::optional<double> tokens;        // for time to train
   size_t keep = 5;                     // runners-up to keep
   Headroom headroom;                   // the memory margin every plan keeps

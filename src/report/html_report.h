@@ -15,7 +15,7 @@ namespace gpuplan {
 
 // The spread of the model's error on training time: the measured time lies between low x and
 // high x the estimate for 80% of comparable published runs (`basis` says which).
-struct ErrorBand {
+struct TimeBand {
   double low = 1, high = 1;
   std::string basis;
 };
@@ -23,7 +23,7 @@ struct ErrorBand {
 struct ReportFigures {
   std::string generated_on;  // "2026-12-03"
   std::string version;       // version_line()
-  std::optional<ErrorBand> time_band;
+  std::optional<TimeBand> time_band;
   const MemoryEstimate* memory = nullptr;    // of the recommendation's first job or service
   std::string memory_title;
   const RooflineReport* roofline = nullptr;  // on the recommended GPU

@@ -100,6 +100,10 @@ json to_json(const Workload& w) {
           {"pp", w.par.pp},
           {"dp", w.par.dp},
           {"ep", w.par.ep},
+          {"cp", w.par.cp},
+          {"shard_group", w.par.shard_group > 0 ? json(w.par.shard_group) : json(nullptr)},
+          {"reshard_after_forward", w.par.reshard_after_forward},
+          {"loss", to_string(w.loss)},
           {"moe_capacity_factor", w.moe_capacity_factor > 0 ? json(w.moe_capacity_factor) : json(nullptr)},
           {"zero", w.par.zero}};
 }

@@ -64,6 +64,9 @@ struct Stack {
   // Low precision
   std::vector<LowPrecisionRecipe> fp8_recipes;  // the recipes it offers; the first is its default
   bool fp8_param_all_gather = false;     // FSDP all-gathers weights in FP8
+  // With pipeline stages, FSDP keeps a stage's gathered parameters from forward to backward
+  // (no reshard after forward), as the micro-batches in flight would gather them again.
+  bool keep_gathered_under_pp = false;
 
   double step_overhead_s = 0;  // fixed host-side cost per optimizer step
 
@@ -94,6 +97,9 @@ class StackCatalog {
   std::vector<AttentionKernel> kernels_;
   std::vector<LowPrecisionRecipe> recipes_;
 };
+
+// Applies what the stack does by default to a workload: FSDP's resharding under pipeline stages.
+void apply_stack_layout(const Stack& stack, Workload& w);
 
 // The stack a team running this task most likely uses: Megatron-class stacks for pre-training,
 // Hugging Face Trainer (PEFT, bitsandbytes) for fine-tuning, LoRA and QLoRA.

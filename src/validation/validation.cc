@@ -11,6 +11,7 @@
 #include "perf/inference.h"
 #include "perf/operations.h"
 #include "perf/training.h"
+#include "memory/memory_model.h"
 #include "calibrate/cross_gpu.h"
 #include "validation/serving_rows.h"
 
@@ -55,6 +56,44 @@ Result<ModelSpec> model_of(const Ctx& c, const std::string& id, const std::strin
   return p;
 }
 
+// The keys of fine-tuning and memory rows: optimizer, LoRA rank, accumulation, loss, context
+// parallelism, hybrid sharding, offload.
+Status read_training_keys(const TomlFields& f, Workload& w) {
+  auto get_int = [&](const char* k, int64_t& out) -> Status {
+    auto r = f.optional_integer(k);
+    if (!r) return r.error();
+    if (*r) out = **r;
+    return std::nullopt;
+  };
+  for (auto [k, out] : {std::pair{"lora_rank", &w.lora_rank}, std::pair{"grad_accum", &w.grad_accum},
+                        std::pair{"cp", &w.par.cp}, std::pair{"shard_group", &w.par.shard_group}})
+    if (auto s = get_int(k, *out)) return s;
+  auto opt = f.optional_string("optimizer");
+  if (!opt) return opt.error();
+  if (*opt) {
+    auto o = parse_optimizer(**opt);
+    if (!o) return make_error(f.field("optimizer"), "unknown optimizer '" + **opt + "'");
+    w.optimizer = *o;
+  }
+  auto recipe = f.optional_string("fp8_recipe");
+  if (!recipe) return recipe.error();
+  if (*recipe) w.fp8_recipe = **recipe;
+  auto loss = f.optional_string("loss");
+  if (!loss) return loss.error();
+  if (*loss) {
+    auto l = parse_loss(**loss);
+    if (!l) return make_error(f.field("loss"), "must be standard, chunked or fused");
+    w.loss = *l;
+  }
+  for (auto [k, out] : {std::pair{"offload_optimizer", &w.offload_optimizer},
+                        std::pair{"reshard_after_forward", &w.par.reshard_after_forward}}) {
+    auto b = f.optional_boolean(k);
+    if (!b) return b.error();
+    if (*b) *out = **b;
+  }
+  return std::nullopt;
+}
+
 // Reads the common workload keys of a row.
 Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task) {
   Workload w;
@@ -71,9 +110,12 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
     if (!*r) return r->error();
   w.par.tp = *tp;
   w.par.pp = *pp;
-  const int64_t n = *gpus > 0 ? *gpus : *tp * *pp;
-  if (n % (*tp * *pp) != 0) return make_error(f.field("gpus"), "not a multiple of tp x pp");
-  w.par.dp = n / (*tp * *pp);
+  auto cp = get_int("cp", 1);
+  if (!cp) return cp.error();
+  if (*cp < 1 || *cp > 1024) return make_error(f.field("cp"), "must be between 1 and 1024");
+  const int64_t n = *gpus > 0 ? *gpus : *tp * *pp * *cp;
+  if (n % (*tp * *pp * *cp) != 0) return make_error(f.field("gpus"), "not a multiple of tp x pp x cp");
+  w.par.dp = n / (*tp * *pp * *cp);
   w.par.zero = static_cast<int>(*zero);
   w.par.virtual_stages = *vs;
   w.par.ep = *ep;
@@ -95,6 +137,13 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
   auto flash = f.optional_boolean("flash_attention");
   if (!flash) return flash.error();
   w.flash_attention = flash->value_or(true);
+  if (auto s = read_training_keys(f, w)) return *s;
+  // A pipeline keeps up to pp micro-batches in flight: the step's micro-batches count, from the
+  // global batch when the row gives it and not the accumulation.
+  auto gb = f.optional_integer("global_batch");
+  if (!gb) return gb.error();
+  if (*gb && !f.table().contains("grad_accum") && **gb > 0)
+    w.grad_accum = std::max<int64_t>(1, **gb / std::max<int64_t>(1, w.micro_batch * w.par.dp));
   if (auto s = w.validate(m)) return make_error(f.field(s->field), s->message);
   return w;
 }
@@ -191,6 +240,59 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
   return row;
 }
 
+// A row that leaves recomputation or the loss unsaid runs as its stack does by default.
+Status apply_stack_defaults(const TomlFields& f, const Stack& stack, Workload& w) {
+  if (!f.table().contains("recompute")) w.set_recompute(stack.default_recompute);
+  if (!f.table().contains("loss")) w.loss = *parse_loss(stack.default_loss);
+  if (!f.table().contains("reshard_after_forward")) apply_stack_layout(stack, w);
+  return std::nullopt;
+}
+
+// Per-GPU memory of a training or inference run, in the measure the publication reports.
+Result<ValidationRow> memory_row(const Ctx& c, const TomlFields& f, const ModelSpec& m, const Gpu& gpu, ValidationRow row) {
+  auto task_name = f.optional_string("task");
+  if (!task_name) return task_name.error();
+  auto task = parse_task(task_name->value_or("full"));
+  if (!task) return make_error(f.field("task"), "must be pretrain, full, lora, qlora or infer");
+  auto w = row_workload(f, m, *task);
+  if (!w) return w.error();
+  std::optional<Stack> stack;
+  if (w->training()) {
+    auto st = f.table().contains("stack") ? row_stack(f) : StackCatalog::builtin().find(default_stack_id(*task));
+    if (!st) return st.error();
+    stack = *st;
+    if (auto s = apply_stack_defaults(f, *stack, *w)) return *s;
+    row.stack = stack->id;
+  }
+  // GiB (2^30) or MiB as PyTorch and nvidia-smi print them, or GB (1e9) as papers round them.
+  double unit = 0;
+  if (row.metric == "peak_memory_gib") unit = 1024.0 * 1024 * 1024;
+  else if (row.metric == "peak_memory_mib") unit = 1024.0 * 1024;
+  else if (row.metric == "peak_memory_gb") unit = 1e9;
+  else return make_error(f.field("metric"), "memory rows use peak_memory_gib, peak_memory_mib or peak_memory_gb");
+  auto measure = f.string("measure");
+  if (!measure) return measure.error();
+  const Efficiency eff = stack ? c.eff.for_gpu(gpu, *stack) : c.eff.for_gpu(gpu);
+  const MemoryEstimate e = estimate_memory(m, *w, eff);
+  double bytes = 0;
+  FitInputs& in = row.fit;
+  in.activation_bytes = w->training() ? e.activations : 0;
+  in.workspace_bytes = e.workspace;
+  if (*measure == "nvidia_smi") bytes = e.nvidia_smi(), in.counts_reserve = true;
+  else if (*measure == "reserved") bytes = e.reserved(), in.counts_reserve = true;
+  else if (*measure == "allocated") bytes = e.allocated();
+  else if (*measure == "model_states") bytes = e.model_states(), in.activation_bytes = 0;
+  else return make_error(f.field("measure"), "must be nvidia_smi, reserved, allocated or model_states");
+  in.fixed_bytes = bytes - in.activation_bytes - (in.counts_reserve ? e.allocator_reserve : 0);
+  if (!w->training()) in.fixed_bytes = bytes, in.counts_reserve = false;
+  in.raw_quantity = bytes;
+  in.raw_metric = bytes / unit;
+  row.predicted = bytes / unit;
+  row.metric += " (" + *measure + ")";
+  if (w->training()) row.kind = "train_memory";
+  return row;
+}
+
 Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   ValidationRow row;
@@ -245,11 +347,21 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   if (!metric) return metric.error();
   row.metric = *metric;
   if (section == "cross_gpu") return cross_gpu_row(c, f, *m, *gpu, eff, cluster, row);
+  if (section == "memory") return memory_row(c, f, *m, *gpu, row);
   if (section == "training") {
-    auto w = row_workload(f, *m, Task::pretrain);
+    auto task_name = f.optional_string("task");
+    if (!task_name) return task_name.error();
+    auto task = parse_task(task_name->value_or("pretrain"));
+    if (!task || *task == Task::infer) return make_error(f.field("task"), "must be pretrain, full, lora or qlora");
+    auto w = row_workload(f, *m, *task);
     if (!w) return w.error();
     auto stack = row_stack(f);
     if (!stack) return stack.error();
+    if (auto s = apply_stack_defaults(f, *stack, *w)) return *s;
+    if (!w->fp8_recipe.empty() && !stack->recipe(w->fp8_recipe))
+      return make_error(f.field("fp8_recipe"), "stack '" + stack->id + "' does not offer '" + w->fp8_recipe + "'");
+    if (w->precision == Precision::fp8 && stack->fp8_recipes.empty())
+      return make_error(f.field("precision"), "stack '" + stack->id + "' has no FP8 recipe");
     TrainingRun run;
     auto gb = f.optional_integer("global_batch");
     if (!gb) return gb.error();
@@ -267,6 +379,12 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     else if (row.metric == "mfu") row.predicted = e.mfu;
     else if (row.metric == "gpu_hours" && e.gpu_hours) row.predicted = *e.gpu_hours;
     else return make_error(f.field("metric"), "unknown training metric '" + row.metric + "' (gpu_hours needs tokens)");
+    row.stack = stack->id;
+    if (table == "training") row.kind = "train_throughput";
+    row.fit.time = e.fit_terms;
+    row.fit.raw_quantity = e.step_time_s;
+    row.fit.raw_metric = row.predicted;
+    row.fit.inverse = row.metric != "step_time_s" && row.metric != "gpu_hours";
     return row;
   }
   auto w = row_workload(f, *m, Task::infer);
@@ -294,6 +412,23 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   return row;
 }
 
+// A row marked `expressible = false` is kept with its `reason` and not scored.
+Result<std::optional<UnscoredRow>> unscored_row(const std::string& section, const toml::table& t, const std::string& where) {
+  TomlFields f(t, where);
+  auto expressible = f.optional_boolean("expressible");
+  if (!expressible) return expressible.error();
+  if (expressible->value_or(true)) return std::optional<UnscoredRow>{};
+  UnscoredRow u;
+  u.section = section;
+  for (auto [k, out] : {std::pair{"what", &u.what}, std::pair{"source", &u.source}, std::pair{"reason", &u.reason},
+                        std::pair{"publication", &u.publication}}) {
+    auto v = f.string(k);
+    if (!v) return v.error();
+    *out = *v;
+  }
+  return std::optional<UnscoredRow>{u};
+}
+
 }  // namespace
 
 Result<ValidationReport> run_validation(std::string_view text, const std::string& origin, const Catalog& catalog,
@@ -312,20 +447,23 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
     }
   }
   ValidationReport rep;
-  for (const char* section : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving", "serving"}) {
+  for (const char* section : {"training", "memory", "inference", "operation", "cross_gpu", "moe_training", "moe_serving", "serving"}) {
     const toml::array* rows = doc->get_as<toml::array>(section);
     if (!rows) continue;
     for (size_t i = 0; i < rows->size(); ++i) {
       const toml::table* t = rows->get(i)->as_table();
       const std::string where = fmt::format("{}: {}[{}]", origin, section, i);
       if (!t) return make_error(where, "must be a table");
-      if (!(*t)["expressible"].value_or(true)) {
-        if (!t->contains("reason")) return make_error(where + ".reason", "is required when expressible = false");
-        ++rep.unexpressible;
+      auto unscored = unscored_row(section, *t, where);
+      if (!unscored) return unscored.error();
+      if (*unscored) {
+        rep.unscored.push_back(**unscored);
         continue;
       }
       auto row = run_row(c, section, *t, where);
       if (!row) return row.error();
+      if (!row->kind.empty() && row->publication.empty())
+        return make_error(where + ".publication", "is required: rows are scored leaving one publication out");
       rep.rows.push_back(*row);
     }
   }
@@ -339,7 +477,7 @@ Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const Ef
   auto serving = run_validation(data::embedded_file("validation_serving.toml"), "built-in validation_serving.toml", catalog, eff);
   if (!serving) return serving.error();
   rep->rows.insert(rep->rows.end(), serving->rows.begin(), serving->rows.end());
-  rep->unexpressible += serving->unexpressible;
+  rep->unscored.insert(rep->unscored.end(), serving->unscored.begin(), serving->unscored.end());
   return rep;
 }
 

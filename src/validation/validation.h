@@ -8,24 +8,58 @@
 
 #include "hardware/catalog.h"
 #include "hardware/efficiency.h"
+#include "perf/training.h"
 #include "util/status.h"
 
 namespace gpuplan {
 
+// What a row's published figure measures in the model's own quantity, so that the fitted
+// multipliers (data/fitted.toml) can be applied and refitted without running the estimator again.
+struct FitInputs {
+  // train_throughput: the unfitted step time split into the terms the fit scales.
+  FitTerms time;
+  // train_memory: bytes that no fitted parameter touches, saved activations, workspaces, and
+  // whether the measure includes the caching allocator's reserve (reserved, nvidia-smi).
+  double fixed_bytes = 0, activation_bytes = 0, workspace_bytes = 0;
+  bool counts_reserve = false;
+  // The row's metric at the unfitted estimate, and whether it falls as the quantity (seconds or
+  // bytes) rises (throughput, MFU) or grows with it (step time, GPU-hours, memory).
+  double raw_metric = 0, raw_quantity = 0;
+  bool inverse = false;
+  // The metric for a fitted quantity.
+  double metric_at(double quantity) const {
+    return inverse ? raw_metric * raw_quantity / quantity : raw_metric * quantity / raw_quantity;
+  }
+};
+
 struct ValidationRow {
-  std::string section;  // training, inference, operation, cross_gpu, moe_training, moe_serving, serving
-  std::string what, metric, source, assumed;
+  std::string section;  // training, memory, inference, operation, cross_gpu, moe_training, moe_serving, serving
+  // The kind the fit and leave-one-publication-out scoring group it under: train_throughput,
+  // train_memory; empty for rows scored only as they stand.
+  std::string kind;
+  std::string what, metric, source, assumed, stack;
   std::string publication;  // rows from one publication share it (leave-one-publication-out)
   std::string engine;       // inference rows: the serving engine that ran it
   double published = 0, predicted = 0;
   double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement
+  double cross_validated = 0;  // fitted kinds: predicted by a fit that never saw this publication
+  FitInputs fit;
   double error() const { return (predicted - published) / published; }
+  double cv_error() const { return (cross_validated - published) / published; }
+  // The published figure in the model's quantity (seconds or bytes).
+  double published_quantity() const {
+    return fit.inverse ? fit.raw_quantity * fit.raw_metric / published : fit.raw_quantity * published / fit.raw_metric;
+  }
+};
+
+// A published run the model cannot express yet, kept with the reason instead of dropped.
+struct UnscoredRow {
+  std::string section, what, publication, source, reason;
 };
 
 struct ValidationReport {
   std::vector<ValidationRow> rows;
-  // Serving rows kept in the table with the reason the model cannot express them, not scored.
-  int64_t unexpressible = 0;
+  std::vector<UnscoredRow> unscored;
   // Mean absolute percentage error of one section (0..1).
   double mape(const std::string& section) const;
   // The same over the section's rows run on one engine (0 when it has none).
@@ -33,6 +67,8 @@ struct ValidationReport {
   double worst(const std::string& section) const;
 };
 
+// Runs every row under `eff` as given; `predicted` is the estimate under that table's fit.
+// Fitting and cross-validation are in validation/cross_validation.h.
 Result<ValidationReport> run_validation(std::string_view toml_text, const std::string& origin,
                                         const Catalog& catalog, const EfficiencyTable& eff);
 // The built-in table.

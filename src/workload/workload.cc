@@ -29,6 +29,8 @@ constexpr Named<Recompute> kRecompute[] = {{Recompute::none, "none"},
                                            {Recompute::every, "every"},
                                            {Recompute::full, "full"}};
 
+constexpr Named<Loss> kLoss[] = {{Loss::standard, "standard"}, {Loss::chunked, "chunked"}, {Loss::fused, "fused"}};
+
 template <class E, size_t N>
 std::optional<E> parse(const Named<E> (&table)[N], const std::string& s) {
   for (const auto& e : table)
@@ -45,6 +47,8 @@ std::string name(const Named<E> (&table)[N], E v) {
 
 std::optional<Task> parse_task(const std::string& s) { return parse(kTasks, s); }
 std::optional<Optimizer> parse_optimizer(const std::string& s) { return parse(kOptimizers, s); }
+std::optional<Loss> parse_loss(const std::string& s) { return parse(kLoss, s); }
+std::string to_string(Loss l) { return name(kLoss, l); }
 std::optional<RecomputeSpec> parse_recompute(const std::string& s) {
   if (s.rfind("every:", 0) == 0) {
     const std::string n = s.substr(6);
@@ -123,6 +127,14 @@ Status Workload::validate(const ModelSpec& m) const {
   if (training() && (precision == Precision::int8 || is_weight_only(precision)))
     return make_error("--precision", to_string(precision) + " is a weight format for inference or QLoRA, not a training precision");
   if (par.ep <= 0) return make_error("--ep", fmt::format("must be at least 1, got {}", par.ep));
+  if (par.cp <= 0 || par.cp > 1024) return make_error("--cp", fmt::format("must be between 1 and 1024, got {}", par.cp));
+  if (par.cp > 1 && seq % (2 * par.cp) != 0)
+    return make_error("--cp", fmt::format("{} x 2 must divide the sequence of {} tokens (load-balanced ring attention)", par.cp, seq));
+  if (par.cp > 1 && !training()) return make_error("--cp", "context parallelism is modelled for training only");
+  if (par.shard_group < 0 || (par.shard_group > 0 && par.dp % par.shard_group != 0))
+    return make_error("--shard-group", fmt::format("{} must divide the {} data-parallel replicas", par.shard_group, par.dp));
+  if (par.shard_group > 0 && par.zero == 0)
+    return make_error("--shard-group", "hybrid sharding needs ZeRO/FSDP (--zero 1 to 3)");
   if (par.ep > 1 && !m.is_moe())
     return make_error("--ep", "expert parallelism needs a mixture-of-experts model; this one is dense");
   if (par.ep > 1 && (par.tp * par.dp) % par.ep != 0)

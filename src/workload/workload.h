@@ -20,7 +20,14 @@ enum class Optimizer { adamw, adamw8bit, sgd, adafactor, lion };
 // "op" policy); every (checkpoint one layer in `recompute_every`); full (every layer).
 enum class Recompute { none, selective, op, every, full };
 
+// How the cross-entropy loss is computed: standard (full logits, upcast to fp32, as Hugging Face
+// causal LMs do), chunked (logits upcast chunk by chunk: torchtune's CEWithChunkedOutputLoss) or
+// fused (projection and loss in one chunked kernel, logits never materialised: Liger, Unsloth).
+enum class Loss { standard, chunked, fused };
+
 std::optional<Task> parse_task(const std::string& s);
+std::optional<Loss> parse_loss(const std::string& s);
+std::string to_string(Loss l);
 std::optional<Optimizer> parse_optimizer(const std::string& s);
 struct RecomputeSpec {
   Recompute mode = Recompute::none;
@@ -41,7 +48,18 @@ struct Parallelism {
   bool sequence_parallel = true;  // with tp > 1 (Megatron-style)
   int64_t virtual_stages = 1;     // interleaved pipeline chunks per GPU
   int64_t ep = 1;   // expert parallel: each stage's routed experts spread over ep of its tp x dp GPUs
-  int64_t gpus() const { return tp * pp * dp; }
+  // Context parallel: each sequence split over cp GPUs (ring attention passes K and V around);
+  // activations divide by cp. Counted inside tp x pp x dp x cp.
+  int64_t cp = 1;
+  // Hybrid sharding (HSDP, ZeRO++ hpZ): ZeRO/FSDP shards over groups of this many data-parallel
+  // ranks and replicates across groups; 0 = over all of them.
+  int64_t shard_group = 0;
+  // FSDP frees a layer's gathered parameters after its forward and gathers them again for
+  // backward (FSDP2's reshard_after_forward=True); false keeps them from forward to backward.
+  bool reshard_after_forward = true;
+  int64_t gpus() const { return tp * pp * dp * cp; }
+  // The ranks ZeRO/FSDP shards one parameter over.
+  int64_t shard_ranks() const { return (shard_group > 0 ? shard_group : dp) * cp; }
 };
 
 // Where a stage's routed experts live: split over `ep` ranks and, within each, over `etp`
@@ -63,6 +81,8 @@ struct Workload {
   Recompute recompute = Recompute::none;
   int64_t recompute_every = 0;  // with Recompute::every
   int64_t grad_accum = 1;   // micro-batches per optimizer step per replica
+  Loss loss = Loss::standard;
+  std::string fp8_recipe;  // with fp8: a recipe id of data/stacks.toml; empty = the stack's first
   bool flash_attention = true;
   int64_t lora_rank = 16;
   std::optional<Precision> kv_precision;

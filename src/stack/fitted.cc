@@ -1,0 +1,115 @@
+#include "stack/fitted.h"
+
+#include <fmt/format.h>
+
+#include "data/embedded.h"
+#include "data/toml_document.h"
+
+namespace gpuplan {
+
+namespace {
+
+struct Key {
+  const char* name;
+  double TrainingFit::*member;
+  double lo, hi;
+};
+constexpr Key kKeys[] = {
+    {"compute_scale", &TrainingFit::compute_scale, 0.05, 20},
+    {"memory_scale", &TrainingFit::memory_scale, 0.05, 20},
+    {"comm_scale", &TrainingFit::comm_scale, 0.05, 20},
+    {"activation_scale", &TrainingFit::activation_scale, 0.05, 20},
+    {"allocator_fraction", &TrainingFit::allocator_fraction, 0, 2},
+};
+
+Status read_band(const TomlFields& f, const char* key, ErrorBand& out) {
+  const toml::node* n = f.table().get(key);
+  if (!n) return std::nullopt;
+  const toml::array* a = n->as_array();
+  if (!a || a->size() != 3 || !a->get(0)->value<double>() || !a->get(1)->value<double>() || !a->get(2)->value<int64_t>())
+    return make_error(f.field(key), "must be [low, high, rows]");
+  out.low = *a->get(0)->value<double>();
+  out.high = *a->get(1)->value<double>();
+  const int64_t rows = *a->get(2)->value<int64_t>();
+  if (!(out.low > 0 && out.low <= out.high && out.high < 100) || rows < 0 || rows > 1'000'000)
+    return make_error(f.field(key), "needs 0 < low <= high < 100 and rows >= 0");
+  out.rows = static_cast<int>(rows);
+  return std::nullopt;
+}
+
+Result<TrainingFit> read_fit(const toml::table& t, const std::string& where, const TrainingFit& base) {
+  TomlFields f(t, where);
+  if (auto s = f.only_keys({"compute_scale", "memory_scale", "comm_scale", "activation_scale", "allocator_fraction",
+                            "throughput_band", "memory_band"}))
+    return *s;
+  TrainingFit fit = base;
+  for (const Key& k : kKeys) {
+    auto v = f.optional_number(k.name);
+    if (!v) return v.error();
+    if (!*v) continue;
+    if (!(**v >= k.lo && **v <= k.hi)) return make_error(f.field(k.name), fmt::format("must be between {} and {}", k.lo, k.hi));
+    fit.*k.member = **v;
+  }
+  if (auto s = read_band(f, "throughput_band", fit.throughput_band)) return *s;
+  if (auto s = read_band(f, "memory_band", fit.memory_band)) return *s;
+  return fit;
+}
+
+std::string fit_toml(const TrainingFit& f) {
+  std::string out;
+  for (const Key& k : kKeys)
+    if (f.*k.member >= 0) out += fmt::format("{} = {:.6g}\n", k.name, f.*k.member);
+  auto band = [&](const char* key, const ErrorBand& b) {
+    if (b.rows > 0) out += fmt::format("{} = [{:.6g}, {:.6g}, {}]\n", key, b.low, b.high, b.rows);
+  };
+  band("throughput_band", f.throughput_band);
+  band("memory_band", f.memory_band);
+  return out;
+}
+
+}  // namespace
+
+Result<FittedParameters> FittedParameters::from_toml(std::string_view text, const std::string& origin) {
+  auto doc = parse_toml(text, origin);
+  if (!doc) return doc.error();
+  TomlFields top(*doc, origin);
+  if (auto s = top.only_keys({"global", "stack"})) return *s;
+  FittedParameters p;
+  if (const toml::node* g = doc->get("global")) {
+    if (!g->as_table()) return make_error(origin + ": global", "must be a table");
+    auto fit = read_fit(*g->as_table(), origin + ": global", TrainingFit{});
+    if (!fit) return fit.error();
+    p.global = *fit;
+  }
+  if (const toml::node* s = doc->get("stack")) {
+    if (!s->as_table()) return make_error(origin + ": stack", "must be a table of stack ids");
+    for (const auto& [id, sub] : *s->as_table()) {
+      const std::string where = fmt::format("{}: stack.{}", origin, id.str());
+      if (!sub.as_table()) return make_error(where, "must be a table");
+      // A stack's section overrides the global one key by key.
+      auto fit = read_fit(*sub.as_table(), where, p.global);
+      if (!fit) return fit.error();
+      p.stacks.emplace(std::string(id.str()), *fit);
+    }
+  }
+  return p;
+}
+
+const FittedParameters& FittedParameters::builtin() {
+  static const FittedParameters p =
+      data::builtin_or_abort(from_toml(data::embedded_file("fitted.toml"), "built-in fitted.toml"));
+  return p;
+}
+
+const TrainingFit& FittedParameters::for_stack(const std::string& stack_id) const {
+  auto it = stacks.find(stack_id);
+  return it != stacks.end() ? it->second : global;
+}
+
+std::string FittedParameters::to_toml(const std::string& header) const {
+  std::string out = header + "\n[global]\n" + fit_toml(global);
+  for (const auto& [id, fit] : stacks) out += fmt::format("\n[stack.{}]\n{}", id, fit_toml(fit));
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,46 @@
+// Parameters fitted on the published runs of data/validation.toml by `gpuplan fit` and stored in
+// data/fitted.toml: a few multipliers on the modelled step-time and memory terms, per stack where a
+// stack has enough rows, and the error bands the leave-one-publication-out residuals give.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace gpuplan {
+
+// published / predicted ratios of comparable rows scored out of sample (10th and 90th percentile).
+struct ErrorBand {
+  double low = 1, high = 1;
+  int rows = 0;  // 0: no band (no comparable rows)
+};
+
+// Applied to one training estimate. Identity values leave the sourced model untouched.
+struct TrainingFit {
+  // Step time = compute_scale x compute-bound work + memory_scale x (memory-bound work, launches,
+  // optimizer) + comm_scale x exposed communication (each with its share of the pipeline bubble).
+  double compute_scale = 1, memory_scale = 1, comm_scale = 1;
+  // Training memory: saved activations x activation_scale; the caching allocator's reserve as a
+  // fraction of activations and workspaces (unset: efficiency.toml's allocator_fraction).
+  double activation_scale = 1;
+  double allocator_fraction = -1;
+  ErrorBand throughput_band, memory_band;  // step time; per-GPU memory
+};
+
+class FittedParameters {
+ public:
+  static Result<FittedParameters> from_toml(std::string_view text, const std::string& origin);
+  static const FittedParameters& builtin();
+
+  // The stack's own section when the fit had one, else the global one.
+  const TrainingFit& for_stack(const std::string& stack_id) const;
+  // The same file, as `gpuplan fit` writes it.
+  std::string to_toml(const std::string& header) const;
+
+  TrainingFit global;
+  std::map<std::string, TrainingFit> stacks;
+};
+
+}  // namespace gpuplan

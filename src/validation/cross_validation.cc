@@ -1,0 +1,326 @@
+#include "validation/cross_validation.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+
+#include "data/embedded.h"
+
+namespace gpuplan {
+
+namespace {
+
+// Each fitted parameter is pulled toward its sourced value (1, or efficiency.toml's allocator
+// fraction) with the weight of one row that is 100% off per unit of change: a parameter moves
+// only as far as several rows agree it should.
+constexpr double kRidge = 1.0;
+constexpr double kMinScale = 0.2, kMaxScale = 5.0;
+
+double clamp_scale(double x) { return std::clamp(x, kMinScale, kMaxScale); }
+
+// Solves the 3x3 system a x = b (Gaussian elimination with partial pivoting).
+std::array<double, 3> solve3(std::array<std::array<double, 3>, 3> a, std::array<double, 3> b) {
+  for (int col = 0; col < 3; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < 3; ++r)
+      if (std::fabs(a[r][col]) > std::fabs(a[pivot][col])) pivot = r;
+    std::swap(a[col], a[pivot]);
+    std::swap(b[col], b[pivot]);
+    for (int r = col + 1; r < 3; ++r) {
+      const double k = a[r][col] / a[col][col];
+      for (int c = col; c < 3; ++c) a[r][c] -= k * a[col][c];
+      b[r] -= k * b[col];
+    }
+  }
+  std::array<double, 3> x{};
+  for (int r = 2; r >= 0; --r) {
+    double s = b[r];
+    for (int c = r + 1; c < 3; ++c) s -= a[r][c] * x[c];
+    x[r] = s / a[r][r];
+  }
+  return x;
+}
+
+// ---- Training throughput: step = a x compute + b x memory-bound + c x communication ----------
+struct Scales {
+  double compute = 1, memory = 1, comm = 1;
+};
+struct ThroughputModel {
+  Scales global;
+  std::map<std::string, Scales> stacks;
+  const Scales& for_stack(const std::string& stack) const {
+    auto it = stacks.find(stack);
+    return it != stacks.end() ? it->second : global;
+  }
+  double seconds(const ValidationRow& r) const {
+    const Scales& s = for_stack(r.stack);
+    return s.compute * r.fit.time.compute_s + s.memory * r.fit.time.memory_s + s.comm * r.fit.time.comm_s;
+  }
+};
+
+// Stacks with enough rows from at least two publications among `idx`.
+std::set<std::string> stacks_with_rows(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx) {
+  std::map<std::string, std::pair<int, std::set<std::string>>> seen;
+  for (size_t i : idx) {
+    auto& [n, pubs] = seen[rows[i].stack];
+    ++n;
+    pubs.insert(rows[i].publication);
+  }
+  std::set<std::string> out;
+  for (const auto& [stack, v] : seen)
+    if (v.first >= kMinStackRows && v.second.size() >= 2) out.insert(stack);
+  return out;
+}
+
+// Least squares on the relative step-time error of the rows `keep` accepts, each scale pulled
+// toward `prior` with the ridge weight.
+Scales fit_scales(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx,
+                  const std::function<bool(const ValidationRow&)>& keep, const Scales& prior) {
+  std::array<std::array<double, 3>, 3> a{};
+  const std::array<double, 3> p = {prior.compute, prior.memory, prior.comm};
+  std::array<double, 3> b{};
+  for (size_t i : idx) {
+    const ValidationRow& r = rows[i];
+    if (!keep(r)) continue;
+    const double t = r.published_quantity();
+    const std::array<double, 3> x = {r.fit.time.compute_s / t, r.fit.time.memory_s / t, r.fit.time.comm_s / t};
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 3; ++k) a[j][k] += x[j] * x[k];
+      b[j] += x[j];
+    }
+  }
+  for (int j = 0; j < 3; ++j) a[j][j] += kRidge, b[j] += kRidge * p[j];
+  const auto theta = solve3(a, b);
+  return {clamp_scale(theta[0]), clamp_scale(theta[1]), clamp_scale(theta[2])};
+}
+
+// First the three scales on every row (ridge toward 1, the sourced model), then each well-covered
+// stack's own three on its rows, pulled toward the global ones.
+ThroughputModel fit_throughput(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx) {
+  ThroughputModel m;
+  m.global = fit_scales(rows, idx, [](const ValidationRow&) { return true; }, Scales{});
+  for (const std::string& stack : stacks_with_rows(rows, idx))
+    m.stacks[stack] = fit_scales(rows, idx, [&](const ValidationRow& r) { return r.stack == stack; }, m.global);
+  return m;
+}
+
+// ---- Training memory: fixed + a x activations + reserve x (a x activations + workspaces) -----
+struct MemoryModel {
+  double activation = 1, reserve = 0.12;
+  std::map<std::string, double> stack_activation;
+  double activation_for(const std::string& stack) const {
+    auto it = stack_activation.find(stack);
+    return it != stack_activation.end() ? it->second : activation;
+  }
+  double bytes(const ValidationRow& r) const {
+    const FitInputs& in = r.fit;
+    const double act = activation_for(r.stack) * in.activation_bytes;
+    return in.fixed_bytes + act + (in.counts_reserve ? reserve * (act + in.workspace_bytes) : 0);
+  }
+};
+
+// For each reserve fraction on a fine grid the activation scale has a closed form; the pair with
+// the least penalised squared relative error wins.
+MemoryModel fit_memory(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx, double reserve_prior) {
+  MemoryModel best{1, reserve_prior};
+  double best_cost = INFINITY;
+  for (int step = 0; step <= 120; ++step) {
+    const double rho = 0.005 * step;
+    double uv = 0, uu = 0, vv = 0;
+    for (size_t i : idx) {
+      const FitInputs& in = rows[i].fit;
+      const double p = rows[i].published_quantity(), res = in.counts_reserve ? rho : 0;
+      const double u = (1 + res) * in.activation_bytes / p, v = 1 - (in.fixed_bytes + res * in.workspace_bytes) / p;
+      uv += u * v, uu += u * u, vv += v * v;
+    }
+    const double alpha = clamp_scale((uv + kRidge) / (uu + kRidge));
+    const double cost = alpha * alpha * uu - 2 * alpha * uv + vv + kRidge * (alpha - 1) * (alpha - 1) +
+                        kRidge * (rho - reserve_prior) * (rho - reserve_prior);
+    if (cost < best_cost) best_cost = cost, best = {alpha, rho, {}};
+  }
+  // Each well-covered stack's activation scale on its own rows, pulled toward the global one.
+  for (const std::string& stack : stacks_with_rows(rows, idx)) {
+    double uv = 0, uu = 0;
+    for (size_t i : idx) {
+      if (rows[i].stack != stack) continue;
+      const FitInputs& in = rows[i].fit;
+      const double p = rows[i].published_quantity(), res = in.counts_reserve ? best.reserve : 0;
+      const double u = (1 + res) * in.activation_bytes / p, v = 1 - (in.fixed_bytes + res * in.workspace_bytes) / p;
+      uv += u * v, uu += u * u;
+    }
+    best.stack_activation[stack] = clamp_scale((uv + kRidge * best.activation) / (uu + kRidge));
+  }
+  return best;
+}
+
+std::vector<size_t> rows_of(const ValidationReport& rep, const std::string& kind) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < rep.rows.size(); ++i)
+    if (rep.rows[i].kind == kind) out.push_back(i);
+  return out;
+}
+
+Score score(const ValidationReport& rep, const std::vector<size_t>& idx, bool cross) {
+  Score s;
+  std::set<std::string> pubs;
+  for (size_t i : idx) {
+    s.mape += std::fabs(cross ? rep.rows[i].cv_error() : rep.rows[i].error());
+    pubs.insert(rep.rows[i].publication);
+  }
+  s.rows = static_cast<int>(idx.size());
+  s.publications = static_cast<int>(pubs.size());
+  if (s.rows) s.mape /= s.rows;
+  return s;
+}
+
+// Runs leave-one-publication-out over the rows of one kind; fills predicted, cross_validated and
+// the scores; returns each row's published / cross-validated quantity ratio.
+template <class Model>
+std::vector<double> score_kind(ValidationReport& rep, CrossValidation& cv, const std::string& kind,
+                               const std::function<Model(const std::vector<size_t>&)>& fit,
+                               const std::function<double(const Model&, const ValidationRow&)>& quantity, Model& all_rows) {
+  const std::vector<size_t> idx = rows_of(rep, kind);
+  std::vector<std::string> pubs;
+  for (size_t i : idx) pubs.push_back(rep.rows[i].publication);
+  const std::vector<double> held_out = leave_one_publication_out(pubs, [&](const std::vector<size_t>& train) {
+    std::vector<size_t> rows;
+    for (size_t j : train) rows.push_back(idx[j]);
+    const Model m = fit(rows);
+    return RowPredictor([m, &rep, &idx, &quantity](size_t j) { return quantity(m, rep.rows[idx[j]]); });
+  });
+  all_rows = fit(idx);
+  std::vector<double> ratios;
+  std::map<std::string, std::vector<size_t>> by_stack;
+  for (size_t j = 0; j < idx.size(); ++j) {
+    ValidationRow& r = rep.rows[idx[j]];
+    r.cross_validated = r.fit.metric_at(held_out[j]);
+    r.predicted = r.fit.metric_at(quantity(all_rows, r));
+    ratios.push_back(r.published_quantity() / held_out[j]);
+    by_stack[r.stack].push_back(idx[j]);
+  }
+  cv.cross_validated[kind] = score(rep, idx, true);
+  cv.in_sample[kind] = score(rep, idx, false);
+  for (const auto& [stack, rows] : by_stack)
+    if (static_cast<int>(rows.size()) >= kMinStackRows) {
+      cv.cross_validated_by_stack[kind][stack] = score(rep, rows, true);
+      cv.in_sample_by_stack[kind][stack] = score(rep, rows, false);
+    }
+  return ratios;
+}
+
+// Bands per stack where a stack has enough rows of the kind, else none (the global one serves).
+std::map<std::string, ErrorBand> stack_bands(const ValidationReport& rep, const std::string& kind,
+                                             const std::vector<double>& ratios) {
+  std::map<std::string, std::vector<double>> by_stack;
+  const std::vector<size_t> idx = rows_of(rep, kind);
+  for (size_t j = 0; j < idx.size(); ++j) by_stack[rep.rows[idx[j]].stack].push_back(ratios[j]);
+  std::map<std::string, ErrorBand> out;
+  for (auto& [stack, r] : by_stack)
+    if (static_cast<int>(r.size()) >= kMinStackRows) out[stack] = band_of(r);
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> leave_one_publication_out(const std::vector<std::string>& publication_of_row,
+                                              const std::function<RowPredictor(const std::vector<size_t>&)>& fit) {
+  std::vector<double> out(publication_of_row.size(), 0);
+  const std::set<std::string> pubs(publication_of_row.begin(), publication_of_row.end());
+  for (const std::string& held : pubs) {
+    std::vector<size_t> train;
+    for (size_t i = 0; i < publication_of_row.size(); ++i)
+      if (publication_of_row[i] != held) train.push_back(i);
+    const RowPredictor predict = fit(train);
+    for (size_t i = 0; i < publication_of_row.size(); ++i)
+      if (publication_of_row[i] == held) out[i] = predict(i);
+  }
+  return out;
+}
+
+ErrorBand band_of(std::vector<double> ratios) {
+  ErrorBand b;
+  if (ratios.empty()) return b;
+  std::sort(ratios.begin(), ratios.end());
+  auto pct = [&](double p) {
+    const double x = p * static_cast<double>(ratios.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(x));
+    const size_t hi = std::min(lo + 1, ratios.size() - 1);
+    return ratios[lo] + (x - static_cast<double>(lo)) * (ratios[hi] - ratios[lo]);
+  };
+  b.low = pct(0.10);
+  b.high = pct(0.90);
+  b.rows = static_cast<int>(ratios.size());
+  return b;
+}
+
+CrossValidation cross_validate(ValidationReport& rep, double allocator_prior) {
+  CrossValidation cv;
+  ThroughputModel tm;
+  const std::vector<double> t_ratios = score_kind<ThroughputModel>(
+      rep, cv, "train_throughput", [&](const std::vector<size_t>& idx) { return fit_throughput(rep.rows, idx); },
+      [](const ThroughputModel& m, const ValidationRow& r) { return m.seconds(r); }, tm);
+  MemoryModel mm;
+  const std::vector<double> m_ratios = score_kind<MemoryModel>(
+      rep, cv, "train_memory", [&](const std::vector<size_t>& idx) { return fit_memory(rep.rows, idx, allocator_prior); },
+      [](const MemoryModel& m, const ValidationRow& r) { return m.bytes(r); }, mm);
+
+  TrainingFit& g = cv.fitted.global;
+  g.compute_scale = tm.global.compute, g.memory_scale = tm.global.memory, g.comm_scale = tm.global.comm;
+  g.activation_scale = mm.activation, g.allocator_fraction = mm.reserve;
+  g.throughput_band = band_of(t_ratios);
+  g.memory_band = band_of(m_ratios);
+  const auto t_bands = stack_bands(rep, "train_throughput", t_ratios);
+  const auto m_bands = stack_bands(rep, "train_memory", m_ratios);
+  std::set<std::string> stacks;
+  for (const auto& [s, v] : tm.stacks) stacks.insert(s);
+  for (const auto& [s, v] : mm.stack_activation) stacks.insert(s);
+  for (const auto& [s, v] : t_bands) stacks.insert(s);
+  for (const auto& [s, v] : m_bands) stacks.insert(s);
+  for (const std::string& s : stacks) {
+    TrainingFit f = g;
+    const Scales& sc = tm.for_stack(s);
+    f.compute_scale = sc.compute, f.memory_scale = sc.memory, f.comm_scale = sc.comm;
+    f.activation_scale = mm.activation_for(s);
+    if (auto it = t_bands.find(s); it != t_bands.end()) f.throughput_band = it->second;
+    if (auto it = m_bands.find(s); it != m_bands.end()) f.memory_band = it->second;
+    cv.fitted.stacks[s] = f;
+  }
+  return cv;
+}
+
+void apply_fit(ValidationReport& rep, const FittedParameters& fitted, double allocator_prior) {
+  for (ValidationRow& r : rep.rows) {
+    const TrainingFit& f = fitted.for_stack(r.stack);
+    if (r.kind == "train_throughput" || r.section == "moe_training") {
+      const double t = f.compute_scale * r.fit.time.compute_s + f.memory_scale * r.fit.time.memory_s +
+                       f.comm_scale * r.fit.time.comm_s;
+      r.predicted = r.fit.metric_at(t);
+    } else if (r.kind == "train_memory") {
+      MemoryModel m{f.activation_scale, f.allocator_fraction >= 0 ? f.allocator_fraction : allocator_prior};
+      r.predicted = r.fit.metric_at(m.bytes(r));
+    }
+  }
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+Result<ValidatedTable> run_cross_validation(std::string_view toml_text, const std::string& origin, const Catalog& catalog,
+                                            const EfficiencyTable& eff) {
+  // The rows' fit inputs are taken under the sourced figures alone; the fit starts from them.
+  auto rep = run_validation(toml_text, origin, catalog, eff.without_fit());
+  if (!rep) return rep.error();
+  ValidatedTable out{std::move(rep).value(), {}};
+  const double prior = eff.for_gpu(Gpu{}).allocator_fraction;
+  out.cv = cross_validate(out.report, prior);
+  apply_fit(out.report, out.cv.fitted, prior);
+  return out;
+}
+
+Result<ValidatedTable> run_builtin_cross_validation(const Catalog& catalog, const EfficiencyTable& eff) {
+  return run_cross_validation(data::embedded_file("validation.toml"), "built-in validation.toml", catalog, eff);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,142 @@
+// Leave-one-publication-out scoring and the fit behind data/fitted.toml: the held-out publication
+// never reaches the fit, the fit recovers scales it is shown, the shipped file is what the fit
+// writes, and the cross-validated error of the built-in table stays within its targets.
+#include "validation/cross_validation.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+#include "data/embedded.h"
+
+namespace gpuplan {
+
+namespace {
+
+const ValidatedTable& builtin() {
+  static const ValidatedTable v = [] {
+    auto r = run_builtin_cross_validation(Catalog::builtin(), EfficiencyTable::builtin());
+    if (!r) {
+      ADD_FAILURE() << r.error().to_string();
+      return ValidatedTable{};
+    }
+    return *r;
+  }();
+  return v;
+}
+
+// A throughput row whose published step time is `published_s` and whose unfitted terms are given.
+ValidationRow throughput_row(const std::string& pub, const std::string& stack, double compute, double memory, double comm,
+                             double published_s) {
+  ValidationRow r;
+  r.kind = "train_throughput";
+  r.publication = pub;
+  r.stack = stack;
+  r.metric = "step_time_s";
+  r.fit.time = {compute, memory, comm};
+  r.fit.raw_quantity = compute + memory + comm;
+  r.fit.raw_metric = r.fit.raw_quantity;
+  r.fit.inverse = false;
+  r.published = published_s;
+  return r;
+}
+
+}  // namespace
+
+TEST(LeaveOnePublicationOut, NeverFitsOnTheHeldOutPublication) {
+  const std::vector<std::string> pubs = {"a", "b", "a", "c", "b"};
+  const std::vector<double> out = leave_one_publication_out(pubs, [&](const std::vector<size_t>& train) {
+    std::set<std::string> seen;
+    for (size_t i : train) seen.insert(pubs[i]);
+    // Predicts, for a row, how many of the training rows share its publication: always 0.
+    return RowPredictor([seen, &pubs](size_t i) { return static_cast<double>(seen.count(pubs[i])); });
+  });
+  for (double x : out) EXPECT_EQ(x, 0);
+}
+
+TEST(LeaveOnePublicationOut, BandTakesTheTenthAndNinetiethPercentiles) {
+  const ErrorBand b = band_of({11, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  EXPECT_DOUBLE_EQ(b.low, 2);
+  EXPECT_DOUBLE_EQ(b.high, 10);
+  EXPECT_EQ(b.rows, 11);
+  EXPECT_EQ(band_of({}).rows, 0);
+}
+
+// Rows whose compute runs 1.3x slower than modelled, memory-bound work 0.8x, comm as modelled:
+// with many rows the ridge (one row's weight per parameter) barely pulls, and the fit finds the
+// scales.
+TEST(LeaveOnePublicationOut, FitRecoversTheScalesOfSyntheticRows) {
+  ValidationReport rep;
+  for (int i = 0; i < 600; ++i) {
+    const double c = 1 + i % 7, m = 0.5 + (i % 5) * 0.3, x = 0.2 + (i % 3) * 0.4;
+    rep.rows.push_back(throughput_row(fmt::format("p{}", i % 6), "s", c, m, x, 1.3 * c + 0.8 * m + x));
+  }
+  const CrossValidation cv = cross_validate(rep, 0.12);
+  const TrainingFit& f = cv.fitted.for_stack("s");
+  EXPECT_NEAR(f.compute_scale, 1.3, 0.03);
+  EXPECT_NEAR(f.memory_scale, 0.8, 0.05);
+  EXPECT_NEAR(f.comm_scale, 1.0, 0.05);
+  EXPECT_LT(cv.cross_validated.at("train_throughput").mape, 0.02);
+  EXPECT_EQ(cv.cross_validated.at("train_throughput").publications, 6);
+}
+
+// data/fitted.toml is what `gpuplan fit` writes from the table today: rerun it after changing the
+// validation rows or the model.
+TEST(FittedParameters, ShippedFileIsTheFitOfTheValidationTable) {
+  auto shipped = FittedParameters::from_toml(data::embedded_file("fitted.toml"), "fitted.toml");
+  ASSERT_TRUE(shipped) << shipped.error().to_string();
+  const FittedParameters& fresh = builtin().cv.fitted;
+  auto same = [](const TrainingFit& a, const TrainingFit& b, const std::string& where) {
+    for (auto [x, y, name] : {std::tuple{a.compute_scale, b.compute_scale, "compute_scale"},
+                              std::tuple{a.memory_scale, b.memory_scale, "memory_scale"},
+                              std::tuple{a.comm_scale, b.comm_scale, "comm_scale"},
+                              std::tuple{a.activation_scale, b.activation_scale, "activation_scale"},
+                              std::tuple{a.allocator_fraction, b.allocator_fraction, "allocator_fraction"},
+                              std::tuple{a.throughput_band.low, b.throughput_band.low, "throughput_band low"},
+                              std::tuple{a.throughput_band.high, b.throughput_band.high, "throughput_band high"},
+                              std::tuple{a.memory_band.low, b.memory_band.low, "memory_band low"},
+                              std::tuple{a.memory_band.high, b.memory_band.high, "memory_band high"}})
+      EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::fabs(y))) << where << " " << name << ": run `gpuplan fit --out data/fitted.toml`";
+  };
+  same(shipped->global, fresh.global, "global");
+  EXPECT_EQ(shipped->stacks.size(), fresh.stacks.size());
+  for (const auto& [id, f] : fresh.stacks) same(shipped->for_stack(id), f, "stack." + id);
+}
+
+TEST(FittedParameters, RejectsOutOfRangeValuesAndUnknownKeys) {
+  EXPECT_FALSE(FittedParameters::from_toml("[global]\ncompute_scale = -1\n", "t"));
+  EXPECT_FALSE(FittedParameters::from_toml("[global]\ncompute_scal = 1\n", "t"));
+  EXPECT_FALSE(FittedParameters::from_toml("[global]\nthroughput_band = [1.2, 0.8, 3]\n", "t"));
+  auto ok = FittedParameters::from_toml("[global]\ncompute_scale = 1.5\n[stack.hf]\nmemory_scale = 2\n", "t");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->for_stack("hf").compute_scale, 1.5);  // inherited from the global section
+  EXPECT_EQ(ok->for_stack("hf").memory_scale, 2);
+  EXPECT_EQ(ok->for_stack("megatron").memory_scale, 1);
+}
+
+// The headline of `gpuplan validate`. Issue 9 targets 15% (training throughput) and 12% (training
+// memory) leave one publication out; the table of 387 + 85 published rows reaches 26.1% and
+// 27.3% today (the README says so and lists the worst stacks). These bounds guard against
+// regressions from there; lower them as the model improves.
+TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
+  const CrossValidation& cv = builtin().cv;
+  for (const auto& [kind, s] : cv.cross_validated)
+    std::printf("%s: leave-one-publication-out MAPE %.1f%% over %d rows from %d publications (in sample %.1f%%)\n",
+                kind.c_str(), 100 * s.mape, s.rows, s.publications, 100 * cv.in_sample.at(kind).mape);
+  for (const auto& [kind, stacks] : cv.cross_validated_by_stack)
+    for (const auto& [stack, s] : stacks) std::printf("  %s %s: %.1f%% over %d rows\n", kind.c_str(), stack.c_str(), 100 * s.mape, s.rows);
+  const Score& t = cv.cross_validated.at("train_throughput");
+  const Score& m = cv.cross_validated.at("train_memory");
+  EXPECT_GE(t.rows, 150);
+  EXPECT_GE(t.publications, 15);
+  EXPECT_GE(m.publications, 10);
+  EXPECT_LE(t.mape, 0.275);
+  EXPECT_LE(m.mape, 0.29);
+  // Out of sample is never better than in sample by more than noise.
+  EXPECT_GE(t.mape, cv.in_sample.at("train_throughput").mape - 0.01);
+}
+
+}  // namespace gpuplan
