@@ -45,7 +45,7 @@ bool is_stop_signal(int sig) { return sig == SIGINT || sig == SIGQUIT || sig == 
 
 // How long the child gets to exit after a stop signal before its tree is killed. Ctrl-C must end
 // the run within a second; SIGTERM (a batch scheduler's notice) leaves time to save a checkpoint.
-double grace_s(int sig) { return sig == SIGTERM ? 5.0 : 0.6; }
+double grace_s(int sig) { return sig == SIGTERM ? 5.0 : 0.8; }
 
 char process_state(pid_t pid) {
   char path[64];
@@ -87,12 +87,10 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
   sigemptyset(&sa.sa_mask);
   std::vector<int> caught = forwarded_signals();
   caught.push_back(SIGCHLD);
+  // Caught even when ignored at start (a script's background job starts with INT and QUIT
+  // ignored): whoever signals gpuplan means the run.
   for (int sig : caught) {
-    // A signal ignored when gpuplan started (INT and QUIT for a non-interactive shell's background
-    // job, HUP under nohup) stays ignored, for gpuplan and, inherited, for the command.
     struct sigaction old {};
-    sigaction(sig, nullptr, &old);
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN && sig != SIGCHLD) continue;
     sigaction(sig, &sa, &old);
     s->saved_.emplace_back(sig, old);
   }
@@ -142,10 +140,12 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
     // goes with it.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    // The signals gpuplan forwards start at their defaults (gpuplan decides what reaches the
+    // command); SIGPIPE, SIGXFSZ and SIGCHLD as gpuplan inherited them.
     for (const auto& [sig, old] : s->saved_) {
-      struct sigaction d = old;
-      if (!(d.sa_flags & SA_SIGINFO) && (d.sa_handler == SIG_IGN || d.sa_handler == SIG_DFL)) {
-        sigaction(sig, &d, nullptr);  // what gpuplan inherited (an ignored SIGPIPE stays ignored)
+      const bool inherited = sig == SIGPIPE || sig == SIGXFSZ || sig == SIGCHLD;
+      if (inherited && !(old.sa_flags & SA_SIGINFO) && (old.sa_handler == SIG_IGN || old.sa_handler == SIG_DFL)) {
+        sigaction(sig, &old, nullptr);
       } else {
         signal(sig, SIG_DFL);
       }
