@@ -27,21 +27,25 @@ int g_wake_write = -1;
 
 void on_signal(int sig, siginfo_t* info, void*) {
   const int saved = errno;
-  const unsigned char msg[2] = {static_cast<unsigned char>(sig), static_cast<unsigned char>(info && info->si_code == SI_KERNEL)};
+  const unsigned char msg[2] = {static_cast<unsigned char>(sig),
+                                static_cast<unsigned char>(info && info->si_code == SI_KERNEL)};
   if (g_wake_write >= 0) (void)!write(g_wake_write, msg, sizeof msg);
   errno = saved;
 }
 
 // Catchable signals whose default would end or disturb gpuplan while the child runs. SIGTSTP,
-// SIGTTIN and SIGTTOU keep their defaults (job control stops gpuplan and, with it, the child's group).
+// SIGTTIN and SIGTTOU keep their defaults (job control stops gpuplan and, with it, the child's
+// group).
 std::vector<int> forwarded_signals() {
-  std::vector<int> s = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
-                        SIGXCPU, SIGPWR, SIGWINCH, SIGCONT, SIGURG, SIGSTKFLT};
+  std::vector<int> s = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,  SIGUSR1, SIGUSR2, SIGALRM,  SIGVTALRM,
+                        SIGPROF, SIGXCPU, SIGPWR,  SIGWINCH, SIGCONT, SIGURG,  SIGSTKFLT};
   for (int r = SIGRTMIN; r <= SIGRTMAX; ++r) s.push_back(r);
   return s;
 }
 
-bool is_stop_signal(int sig) { return sig == SIGINT || sig == SIGQUIT || sig == SIGHUP || sig == SIGTERM; }
+bool is_stop_signal(int sig) {
+  return sig == SIGINT || sig == SIGQUIT || sig == SIGHUP || sig == SIGTERM;
+}
 
 // How long the child gets to exit after a stop signal before its tree is killed. Ctrl-C must end
 // the run within a second; SIGTERM (a batch scheduler's notice) leaves time to save a checkpoint.
@@ -71,8 +75,8 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
   if (argv.empty()) return make_error("command", "nothing to run");
   std::unique_ptr<Supervisor> s(new Supervisor());
   int out[2], err[2], marker[2], wake[2], exec_pipe[2];
-  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(marker, O_CLOEXEC) || pipe2(wake, O_CLOEXEC | O_NONBLOCK) ||
-      pipe2(exec_pipe, O_CLOEXEC))
+  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(marker, O_CLOEXEC) ||
+      pipe2(wake, O_CLOEXEC | O_NONBLOCK) || pipe2(exec_pipe, O_CLOEXEC))
     return make_error("profile", std::string("cannot create pipes: ") + std::strerror(errno));
   s->out_fd_ = out[0];
   s->err_fd_ = err[0];
@@ -121,7 +125,9 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
     python_set = python_set || std::strncmp(*e, "PYTHONUNBUFFERED=", 17) == 0;
     env_strings.emplace_back(*e);
   }
-  if (!python_set) env_strings.emplace_back("PYTHONUNBUFFERED=1");  // Python would hold back step lines written to a pipe
+  if (!python_set)
+    env_strings.emplace_back(
+        "PYTHONUNBUFFERED=1");  // Python would hold back step lines written to a pipe
   std::vector<char*> env;
   for (auto& e : env_strings) env.push_back(e.data());
   env.push_back(nullptr);
@@ -144,7 +150,8 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
     // command); SIGPIPE, SIGXFSZ and SIGCHLD as gpuplan inherited them.
     for (const auto& [sig, old] : s->saved_) {
       const bool inherited = sig == SIGPIPE || sig == SIGXFSZ || sig == SIGCHLD;
-      if (inherited && !(old.sa_flags & SA_SIGINFO) && (old.sa_handler == SIG_IGN || old.sa_handler == SIG_DFL)) {
+      if (inherited && !(old.sa_flags & SA_SIGINFO) &&
+          (old.sa_handler == SIG_IGN || old.sa_handler == SIG_DFL)) {
         sigaction(sig, &old, nullptr);
       } else {
         signal(sig, SIG_DFL);
@@ -181,7 +188,8 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
 Supervisor::~Supervisor() {
   if (child_ > 0) end_tree();
   if (!was_subreaper_) prctl(PR_SET_CHILD_SUBREAPER, 0);
-  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) sigaction(it->first, &it->second, nullptr);
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it)
+    sigaction(it->first, &it->second, nullptr);
   g_wake_write = -1;
   for (int* fd : {&out_fd_, &err_fd_, &marker_fd_}) close_fd(*fd);
   // The write end of the wake pipe: closed after the handlers are gone.
@@ -220,8 +228,10 @@ void Supervisor::forward(int sig, bool from_terminal, double now_s) {
   if (from_terminal && !own_group_) return;
   // Stop signals go to the child's whole group, as a terminal would send them; others (SIGUSR1
   // asking for a checkpoint, SIGWINCH) to the command itself.
-  if (is_stop_signal(sig) && own_group_) kill(-child_, sig);
-  else kill(child_, sig);
+  if (is_stop_signal(sig) && own_group_)
+    kill(-child_, sig);
+  else
+    kill(child_, sig);
 }
 
 void Supervisor::service(double now_s) {
