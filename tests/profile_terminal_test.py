@@ -10,6 +10,11 @@ import time
 
 gpuplan, out = sys.argv[1], sys.argv[2]
 failures = 0
+try:
+    os.close(os.openpty()[0])
+except OSError as e:
+    print(f'no pseudo-terminal here ({e}): skipped')
+    sys.exit(0)
 
 
 def run(name, command, expect_code):
