@@ -135,7 +135,8 @@ case_regex() {
     bad "a backreference is refused in one line (exit $rc)"
 }
 
-# ---- Ctrl-C while the command ignores SIGINT: the run still ends within a second or so. -------------
+# ---- SIGINT sent by a program while the command ignores it: the run still ends after the 2 s
+# grace (Ctrl-C typed on a terminal, 0.8 s: the terminal case below). -------------
 case_ctrl_c() {
   "$bin" profile --out "$tmp/ignint" -- sh -c 'trap "" INT; sleep ${S}5 & echo ready; wait; wait' >"$tmp/out-ignint" 2>"$tmp/err" &
   gp=$!
@@ -144,7 +145,7 @@ case_ctrl_c() {
   kill -INT "$gp"
   wait "$gp"
   t1=$(date +%s.%N)
-  python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 3 else 1)" && ok || bad "SIGINT ignored by the command: gpuplan took $(python3 -c "print(round($t1 - $t0, 2))") s"
+  python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 5 else 1)" && ok || bad "SIGINT ignored by the command: gpuplan took $(python3 -c "print(round($t1 - $t0, 2))") s"
   [ -f "$tmp/ignint/summary.json" ] && ok || bad "SIGINT ignored by the command: summary written"
   no_survivors "SIGINT ignored"
 }

@@ -47,9 +47,14 @@ bool is_stop_signal(int sig) {
   return sig == SIGINT || sig == SIGQUIT || sig == SIGHUP || sig == SIGTERM;
 }
 
-// How long the child gets to exit after a stop signal before its tree is killed. Ctrl-C must end
-// the run within a second; SIGTERM (a batch scheduler's notice) leaves time to save a checkpoint.
-double grace_s(int sig) { return sig == SIGTERM ? 5.0 : 0.8; }
+// How long the child gets to exit after a stop signal before its tree is ended. Ctrl-C typed on
+// the terminal must end the run within a second; a signal sent by a program (a script, a batch
+// scheduler) leaves the command time to finish its own clean-up (Python's KeyboardInterrupt waits
+// for the running torch operation) or to save a checkpoint (SIGTERM).
+double grace_s(int sig, bool from_terminal) {
+  if (sig == SIGTERM) return 5.0;
+  return from_terminal ? 0.8 : 2.0;
+}
 
 char process_state(pid_t pid) {
   char path[64];
@@ -221,7 +226,7 @@ void Supervisor::forward(int sig, bool from_terminal, double now_s) {
       end_tree();
       return;
     }
-    stop_deadline_s_ = now_s + grace_s(sig);
+    stop_deadline_s_ = now_s + grace_s(sig, from_terminal);
   }
   if (exited_) return;
   // A key pressed on the terminal already signalled the whole foreground group, child included.
