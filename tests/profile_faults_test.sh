@@ -3,19 +3,18 @@
 # every catchable signal sent to it, a child that escapes its process group, bytes that are not
 # UTF-8, a catastrophic regex, a full disk, a reused or shared --out folder, a symlink planted where
 # it writes, the umask, and other processes loading the machine. After each case nothing the
-# command started may still run. Every sleep the commands start is `sleep 4711N`, so survivors can
-# be found (and ended, by their pid) without touching anything else on the machine.
+# command started may still run.
 # Usage: profile_faults_test.sh GPUPLAN SOURCE_DIR [CASE]
 set -u
-# Job control: background jobs get their own process group and keep SIGINT and SIGQUIT (a
-# non-interactive shell would start them ignored, and gpuplan keeps ignored signals ignored).
-set -m
+# The sleeps the commands start are `sleep $S<digit>`: unique to this run of the script (its pid),
+# so survivors are found, and ended by their pid, without touching another test's processes.
+export S=$$
 bin="$1"
 root="$2"
 tmp=$(mktemp -d)
 burners=()
 cleanup() {
-  for p in $(pgrep -fx 'sleep 4711[0-9]' 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+  for p in $(pgrep -fx "sleep ${S}[0-9]" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
   for p in "${burners[@]}"; do kill -9 "$p" 2>/dev/null; done
   if mountpoint -q "$tmp/full" 2>/dev/null; then umount "$tmp/full"; fi
   rm -rf "$tmp"
@@ -27,7 +26,7 @@ ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL $1"; [ -f "$tmp/err" ] && tail -5 "$tmp/err"; fail=$((fail + 1)); }
 
 # survivors: the command's sleeps still running (must be none).
-survivors() { pgrep -fx 'sleep 4711[0-9]' | tr '\n' ' '; }
+survivors() { pgrep -fx "sleep ${S}[0-9]" | tr '\n' ' '; }
 no_survivors() {
   local s
   s=$(survivors)
@@ -60,7 +59,7 @@ wait_for() {
 # ---- Output closed by its reader: no SIGPIPE death, summary written, the command ended. ------------
 case_closed_output() {
   start=$SECONDS
-  "$bin" profile --out "$tmp/head" -- sh -c 'echo a; sleep 1; echo b; sleep 47110' 2>"$tmp/err" | head -1 >"$tmp/head.out"
+  "$bin" profile --out "$tmp/head" -- sh -c 'echo a; sleep 1; echo b; sleep ${S}0' 2>"$tmp/err" | head -1 >"$tmp/head.out"
   [ "$(cat "$tmp/head.out")" = a ] && ok || bad "head -1 got the first line"
   [ $((SECONDS - start)) -lt 15 ] && ok || bad "head -1: gpuplan returned promptly"
   grep -q '== gpuplan profile' "$tmp/err" && ok || bad "head -1: gpuplan lived to print its report"
@@ -75,9 +74,9 @@ case_signals() {
   # gpuplan ends it.
   for sig in INT QUIT TERM HUP; do
     num=$(kill -l "$sig")
-    "$bin" profile --out "$tmp/sig-$sig" -- sh -c 'sleep 47111 & echo ready; wait' >"$tmp/out" 2>"$tmp/err" &
+    "$bin" profile --out "$tmp/sig-$sig" -- sh -c 'sleep ${S}1 & echo ready; wait' >"$tmp/out-$sig" 2>"$tmp/err" &
     gp=$!
-    wait_for "$tmp/out" ready || bad "$sig: command did not start"
+    wait_for "$tmp/out-$sig" ready || bad "$sig: command did not start"
     kill -s "$sig" "$gp"
     wait "$gp"
     rc=$?
@@ -87,14 +86,14 @@ case_signals() {
   done
   # SIGUSR1 (a checkpoint request) reaches the command, which decides what to do; its exit code is
   # returned, also with an argument that is not UTF-8.
-  "$bin" profile --out "$tmp/usr1" -- sh -c 'trap "echo got-usr1; exit 42" USR1; sleep 47112 & echo ready; wait' $'\xff\xfe' \
-    >"$tmp/out" 2>"$tmp/err" &
+  "$bin" profile --out "$tmp/usr1" -- sh -c 'trap "echo got-usr1; exit 42" USR1; sleep ${S}2 & echo ready; wait' $'\xff\xfe' \
+    >"$tmp/out-usr1" 2>"$tmp/err" &
   gp=$!
-  wait_for "$tmp/out" ready || bad "USR1: command did not start"
+  wait_for "$tmp/out-usr1" ready || bad "USR1: command did not start"
   kill -USR1 "$gp"
   wait "$gp"
   rc=$?
-  [ "$rc" = 42 ] && grep -q got-usr1 "$tmp/out" && ok || bad "SIGUSR1 forwarded to the command (exit $rc)"
+  [ "$rc" = 42 ] && grep -q got-usr1 "$tmp/out-usr1" && ok || bad "SIGUSR1 forwarded to the command (exit $rc)"
   summary_has "$tmp/usr1" "d['exit_code'] == 42" && ok || bad "SIGUSR1: summary written"
   no_survivors "SIGUSR1"
   "$bin" profile --out "$tmp/utf8" -- sh -c 'exit 7' $'caf\xe9' >"$tmp/out" 2>"$tmp/err"
@@ -105,7 +104,7 @@ case_signals() {
 # ---- A child that leaves the process group and session is still ended. ---------------------------
 case_escapee() {
   start=$SECONDS
-  "$bin" profile --out "$tmp/setsid" -- sh -c 'setsid sleep 47113 & setsid sleep 47114 >/dev/null 2>&1 </dev/null & sleep 0.3; exit 5' \
+  "$bin" profile --out "$tmp/setsid" -- sh -c 'setsid sleep ${S}3 & setsid sleep ${S}4 >/dev/null 2>&1 </dev/null & sleep 0.3; exit 5' \
     >"$tmp/out" 2>"$tmp/err"
   rc=$?
   [ "$rc" = 5 ] && ok || bad "setsid: exit $rc, expected 5"
@@ -136,16 +135,17 @@ case_regex() {
     bad "a backreference is refused in one line (exit $rc)"
 }
 
-# ---- Ctrl-C while the command ignores SIGINT: the run still ends within a second or so. -------------
+# ---- SIGINT sent by a program while the command ignores it: the run still ends after the 2 s
+# grace (Ctrl-C typed on a terminal, 0.8 s: the terminal case below). -------------
 case_ctrl_c() {
-  "$bin" profile --out "$tmp/ignint" -- sh -c 'trap "" INT; sleep 47115 & echo ready; wait; wait' >"$tmp/out" 2>"$tmp/err" &
+  "$bin" profile --out "$tmp/ignint" -- sh -c 'trap "" INT; sleep ${S}5 & echo ready; wait; wait' >"$tmp/out-ignint" 2>"$tmp/err" &
   gp=$!
-  wait_for "$tmp/out" ready || bad "ignored INT: command did not start"
+  wait_for "$tmp/out-ignint" ready || bad "ignored INT: command did not start"
   t0=$(date +%s.%N)
   kill -INT "$gp"
   wait "$gp"
   t1=$(date +%s.%N)
-  python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 3 else 1)" && ok || bad "SIGINT ignored by the command: gpuplan took $(python3 -c "print(round($t1 - $t0, 2))") s"
+  python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 5 else 1)" && ok || bad "SIGINT ignored by the command: gpuplan took $(python3 -c "print(round($t1 - $t0, 2))") s"
   [ -f "$tmp/ignint/summary.json" ] && ok || bad "SIGINT ignored by the command: summary written"
   no_survivors "SIGINT ignored"
 }
@@ -182,9 +182,9 @@ case_fresh_out() {
   rc=$?
   [ "$rc" = 2 ] && grep -q -- '--out: .* already holds files' "$tmp/err" && [ "$(cat "$tmp/used/summary.json")" = '{}' ] && ok ||
     bad "a non-empty --out is refused (exit $rc)"
-  "$bin" profile --out "$tmp/shared" -- sh -c 'echo ready; sleep 47116' >"$tmp/out" 2>/dev/null &
+  "$bin" profile --out "$tmp/shared" -- sh -c 'echo ready; sleep ${S}6' >"$tmp/out-shared" 2>/dev/null &
   gp=$!
-  wait_for "$tmp/out" ready || bad "lock: first run did not start"
+  wait_for "$tmp/out-shared" ready || bad "lock: first run did not start"
   "$bin" profile --out "$tmp/shared" -- true >/dev/null 2>"$tmp/err"
   rc=$?
   [ "$rc" = 2 ] && grep -q 'in use by another gpuplan profile' "$tmp/err" && ok || bad "a second run into a folder in use is refused (exit $rc)"
@@ -192,9 +192,9 @@ case_fresh_out() {
   wait "$gp"
   no_survivors "lock"
   # A run killed outright leaves its trace; the re-run cannot put a new trace beside it.
-  "$bin" profile --out "$tmp/killed" -- sh -c 'echo ready; exec sleep 47117' >"$tmp/out" 2>/dev/null &
+  "$bin" profile --out "$tmp/killed" -- sh -c 'echo ready; exec sleep ${S}7' >"$tmp/out-killed" 2>/dev/null &
   gp=$!
-  wait_for "$tmp/out" ready
+  wait_for "$tmp/out-killed" ready
   kill -KILL "$gp"
   wait "$gp" 2>/dev/null
   no_survivors "gpuplan killed by SIGKILL (the command follows it)"

@@ -10,6 +10,12 @@ import time
 
 gpuplan, out = sys.argv[1], sys.argv[2]
 failures = 0
+try:
+    for fd in os.openpty():
+        os.close(fd)
+except OSError as e:
+    print(f'no pseudo-terminal here ({e}): skipped')
+    sys.exit(0)
 
 
 def run(name, command, expect_code):

@@ -44,8 +44,8 @@ kill -INT "$gp"
 wait "$gp"
 rc=$?
 sleep 0.5
-if pgrep -f "train_cpu.py --steps 100000" >/dev/null; then
-  echo "FAIL child still running after SIGINT"; pkill -9 -f "train_cpu.py --steps 100000"; fail=$((fail + 1))
+if pgrep -f "$script --steps 100000" >/dev/null; then  # this checkout's script only: other runs may be going on
+  echo "FAIL child still running after SIGINT"; pkill -9 -f "$script --steps 100000"; fail=$((fail + 1))
 else
   pass=$((pass + 1))
 fi

@@ -39,16 +39,19 @@ bool has_entries(int fd) {
 Result<std::string> new_run_folder(const std::string& base) {
   std::error_code ec;
   std::filesystem::create_directories(base, ec);
-  if (ec) return make_error("--out", fmt::format("cannot create {}: {}", valid_utf8(base), ec.message()));
+  if (ec)
+    return make_error("--out", fmt::format("cannot create {}: {}", valid_utf8(base), ec.message()));
   const std::time_t now = std::time(nullptr);
-  std::tm utc {};
+  std::tm utc{};
   gmtime_r(&now, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
   for (int n = 1; n < 1000; ++n) {
     const std::string p = base + "/" + stamp + (n > 1 ? fmt::format("-{}", n) : "");
     if (::mkdir(p.c_str(), 0777) == 0) return p;
-    if (errno != EEXIST) return make_error("--out", fmt::format("cannot create {}: {}", valid_utf8(p), std::strerror(errno)));
+    if (errno != EEXIST)
+      return make_error("--out",
+                        fmt::format("cannot create {}: {}", valid_utf8(p), std::strerror(errno)));
   }
   return make_error("--out", "cannot find a free run folder name under " + valid_utf8(base));
 }
@@ -66,20 +69,31 @@ Result<std::unique_ptr<RunFolder>> RunFolder::open(const std::string& out) {
     f->path_ = out;
     std::error_code ec;
     f->created_ = std::filesystem::create_directories(out, ec);
-    if (ec) return make_error("--out", fmt::format("cannot create {}: {}", valid_utf8(out), ec.message()));
+    if (ec)
+      return make_error("--out",
+                        fmt::format("cannot create {}: {}", valid_utf8(out), ec.message()));
   }
   const std::string shown = valid_utf8(f->path_);
   f->dir_fd_ = ::open(f->path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (f->dir_fd_ < 0) return make_error("--out", fmt::format("cannot open {}: {}", shown, std::strerror(errno)));
+  if (f->dir_fd_ < 0)
+    return make_error("--out", fmt::format("cannot open {}: {}", shown, std::strerror(errno)));
   // The lock lasts as long as the descriptor, so a crashed run never leaves a stale lock behind.
   if (::flock(f->dir_fd_, LOCK_EX | LOCK_NB) != 0)
-    return make_error("--out", fmt::format("{} is in use by another gpuplan profile; give each run its own folder", shown));
+    return make_error(
+        "--out",
+        fmt::format("{} is in use by another gpuplan profile; give each run its own folder",
+                    shown));
   if (has_entries(f->dir_fd_))
-    return make_error("--out", fmt::format("{} already holds files (an earlier profile?); name a new or empty folder, or "
-                                           "leave out --out for a new gpuplan-profile/<date>-<time> folder", shown));
-  f->trace_fd_ = ::openat(f->dir_fd_, "trace.jsonl", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    return make_error(
+        "--out",
+        fmt::format("{} already holds files (an earlier profile?); name a new or empty folder, or "
+                    "leave out --out for a new gpuplan-profile/<date>-<time> folder",
+                    shown));
+  f->trace_fd_ = ::openat(f->dir_fd_, "trace.jsonl",
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (f->trace_fd_ < 0)
-    return make_error("--out", fmt::format("cannot write {}/trace.jsonl: {}", shown, std::strerror(errno)));
+    return make_error("--out",
+                      fmt::format("cannot write {}/trace.jsonl: {}", shown, std::strerror(errno)));
   return f;
 }
 

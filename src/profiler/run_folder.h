@@ -27,7 +27,8 @@ class RunFolder {
   void trace_line(const std::string& line);
   // Writes the queued lines. After the first failure the trace stops growing and stays whole.
   void flush();
-  // The first write failure of the trace ("cannot write DIR/trace.jsonl: No space left on device"), or empty.
+  // The first write failure of the trace ("cannot write DIR/trace.jsonl: No space left on device"),
+  // or empty.
   const std::string& trace_error() const { return trace_error_; }
   Status write_summary(const std::string& text);
   // Removes what open() created (the command could not be started).

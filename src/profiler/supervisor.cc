@@ -27,25 +27,34 @@ int g_wake_write = -1;
 
 void on_signal(int sig, siginfo_t* info, void*) {
   const int saved = errno;
-  const unsigned char msg[2] = {static_cast<unsigned char>(sig), static_cast<unsigned char>(info && info->si_code == SI_KERNEL)};
+  const unsigned char msg[2] = {static_cast<unsigned char>(sig),
+                                static_cast<unsigned char>(info && info->si_code == SI_KERNEL)};
   if (g_wake_write >= 0) (void)!write(g_wake_write, msg, sizeof msg);
   errno = saved;
 }
 
 // Catchable signals whose default would end or disturb gpuplan while the child runs. SIGTSTP,
-// SIGTTIN and SIGTTOU keep their defaults (job control stops gpuplan and, with it, the child's group).
+// SIGTTIN and SIGTTOU keep their defaults (job control stops gpuplan and, with it, the child's
+// group).
 std::vector<int> forwarded_signals() {
-  std::vector<int> s = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
-                        SIGXCPU, SIGPWR, SIGWINCH, SIGCONT, SIGURG, SIGSTKFLT};
+  std::vector<int> s = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,  SIGUSR1, SIGUSR2, SIGALRM,  SIGVTALRM,
+                        SIGPROF, SIGXCPU, SIGPWR,  SIGWINCH, SIGCONT, SIGURG,  SIGSTKFLT};
   for (int r = SIGRTMIN; r <= SIGRTMAX; ++r) s.push_back(r);
   return s;
 }
 
-bool is_stop_signal(int sig) { return sig == SIGINT || sig == SIGQUIT || sig == SIGHUP || sig == SIGTERM; }
+bool is_stop_signal(int sig) {
+  return sig == SIGINT || sig == SIGQUIT || sig == SIGHUP || sig == SIGTERM;
+}
 
-// How long the child gets to exit after a stop signal before its tree is killed. Ctrl-C must end
-// the run within a second; SIGTERM (a batch scheduler's notice) leaves time to save a checkpoint.
-double grace_s(int sig) { return sig == SIGTERM ? 5.0 : 0.6; }
+// How long the child gets to exit after a stop signal before its tree is ended. Ctrl-C typed on
+// the terminal must end the run within a second; a signal sent by a program (a script, a batch
+// scheduler) leaves the command time to finish its own clean-up (Python's KeyboardInterrupt waits
+// for the running torch operation) or to save a checkpoint (SIGTERM).
+double grace_s(int sig, bool from_terminal) {
+  if (sig == SIGTERM) return 5.0;
+  return from_terminal ? 0.8 : 2.0;
+}
 
 char process_state(pid_t pid) {
   char path[64];
@@ -71,8 +80,8 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
   if (argv.empty()) return make_error("command", "nothing to run");
   std::unique_ptr<Supervisor> s(new Supervisor());
   int out[2], err[2], marker[2], wake[2], exec_pipe[2];
-  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(marker, O_CLOEXEC) || pipe2(wake, O_CLOEXEC | O_NONBLOCK) ||
-      pipe2(exec_pipe, O_CLOEXEC))
+  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(marker, O_CLOEXEC) ||
+      pipe2(wake, O_CLOEXEC | O_NONBLOCK) || pipe2(exec_pipe, O_CLOEXEC))
     return make_error("profile", std::string("cannot create pipes: ") + std::strerror(errno));
   s->out_fd_ = out[0];
   s->err_fd_ = err[0];
@@ -87,12 +96,10 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
   sigemptyset(&sa.sa_mask);
   std::vector<int> caught = forwarded_signals();
   caught.push_back(SIGCHLD);
+  // Caught even when ignored at start (a script's background job starts with INT and QUIT
+  // ignored): whoever signals gpuplan means the run.
   for (int sig : caught) {
-    // A signal ignored when gpuplan started (INT and QUIT for a non-interactive shell's background
-    // job, HUP under nohup) stays ignored, for gpuplan and, inherited, for the command.
     struct sigaction old {};
-    sigaction(sig, nullptr, &old);
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN && sig != SIGCHLD) continue;
     sigaction(sig, &sa, &old);
     s->saved_.emplace_back(sig, old);
   }
@@ -123,7 +130,9 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
     python_set = python_set || std::strncmp(*e, "PYTHONUNBUFFERED=", 17) == 0;
     env_strings.emplace_back(*e);
   }
-  if (!python_set) env_strings.emplace_back("PYTHONUNBUFFERED=1");  // Python would hold back step lines written to a pipe
+  if (!python_set)
+    env_strings.emplace_back(
+        "PYTHONUNBUFFERED=1");  // Python would hold back step lines written to a pipe
   std::vector<char*> env;
   for (auto& e : env_strings) env.push_back(e.data());
   env.push_back(nullptr);
@@ -142,10 +151,13 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
     // goes with it.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    // The signals gpuplan forwards start at their defaults (gpuplan decides what reaches the
+    // command); SIGPIPE, SIGXFSZ and SIGCHLD as gpuplan inherited them.
     for (const auto& [sig, old] : s->saved_) {
-      struct sigaction d = old;
-      if (!(d.sa_flags & SA_SIGINFO) && (d.sa_handler == SIG_IGN || d.sa_handler == SIG_DFL)) {
-        sigaction(sig, &d, nullptr);  // what gpuplan inherited (an ignored SIGPIPE stays ignored)
+      const bool inherited = sig == SIGPIPE || sig == SIGXFSZ || sig == SIGCHLD;
+      if (inherited && !(old.sa_flags & SA_SIGINFO) &&
+          (old.sa_handler == SIG_IGN || old.sa_handler == SIG_DFL)) {
+        sigaction(sig, &old, nullptr);
       } else {
         signal(sig, SIG_DFL);
       }
@@ -181,7 +193,8 @@ Result<std::unique_ptr<Supervisor>> Supervisor::start(const std::vector<std::str
 Supervisor::~Supervisor() {
   if (child_ > 0) end_tree();
   if (!was_subreaper_) prctl(PR_SET_CHILD_SUBREAPER, 0);
-  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) sigaction(it->first, &it->second, nullptr);
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it)
+    sigaction(it->first, &it->second, nullptr);
   g_wake_write = -1;
   for (int* fd : {&out_fd_, &err_fd_, &marker_fd_}) close_fd(*fd);
   // The write end of the wake pipe: closed after the handlers are gone.
@@ -213,15 +226,17 @@ void Supervisor::forward(int sig, bool from_terminal, double now_s) {
       end_tree();
       return;
     }
-    stop_deadline_s_ = now_s + grace_s(sig);
+    stop_deadline_s_ = now_s + grace_s(sig, from_terminal);
   }
   if (exited_) return;
   // A key pressed on the terminal already signalled the whole foreground group, child included.
   if (from_terminal && !own_group_) return;
   // Stop signals go to the child's whole group, as a terminal would send them; others (SIGUSR1
   // asking for a checkpoint, SIGWINCH) to the command itself.
-  if (is_stop_signal(sig) && own_group_) kill(-child_, sig);
-  else kill(child_, sig);
+  if (is_stop_signal(sig) && own_group_)
+    kill(-child_, sig);
+  else
+    kill(child_, sig);
 }
 
 void Supervisor::service(double now_s) {

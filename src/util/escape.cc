@@ -10,12 +10,23 @@ std::string html_escape(std::string_view s) {
   std::string o;
   for (char c : valid_utf8(s)) {
     switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -52,7 +63,9 @@ std::string printable(std::string_view in) {
         while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
       } else if (kind == ']' || kind == 'P' || kind == '_' || kind == '^' || kind == 'X') {
         i += 2;
-        while (i < s.size() && s[i] != '\a' && !(s[i] == 0x1b && i + 1 < s.size() && s[i + 1] == '\\')) ++i;
+        while (i < s.size() && s[i] != '\a' &&
+               !(s[i] == 0x1b && i + 1 < s.size() && s[i + 1] == '\\'))
+          ++i;
         if (i < s.size() && s[i] == 0x1b) ++i;
       } else {
         ++i;

@@ -1,6 +1,7 @@
-// Text from users and data files (catalog ids, workload names, a child's command line) made safe for
-// the place it is printed: HTML (every markup character an entity), Markdown (every character that
-// means something there escaped), and terminals (control characters and escape sequences removed).
+// Text from users and data files (catalog ids, workload names, a child's command line) made safe
+// for the place it is printed: HTML (every markup character an entity), Markdown (every character
+// that means something there escaped), and terminals (control characters and escape sequences
+// removed).
 #pragma once
 
 #include <string>

@@ -23,8 +23,11 @@ TEST(Escape, PrintableDropsTerminalEscapesAndControls) {
   EXPECT_EQ(printable("\x1b]8;;http://evil\x07link\x1b]8;;\x07"), "link");
   EXPECT_EQ(printable("\x1b]0;title\x1b\\after"), "after");
   EXPECT_EQ(printable("bell\x07 back\x08 cr\r del\x7f"), "bell back cr del");
-  EXPECT_EQ(printable("c1 \xc2\x9b" "31m"), "c1 31m");
-  EXPECT_EQ(printable("keeps\ttabs\nand lines, caf\xc3\xa9"), "keeps\ttabs\nand lines, caf\xc3\xa9");
+  EXPECT_EQ(printable("c1 \xc2\x9b"
+                      "31m"),
+            "c1 31m");
+  EXPECT_EQ(printable("keeps\ttabs\nand lines, caf\xc3\xa9"),
+            "keeps\ttabs\nand lines, caf\xc3\xa9");
 }
 
 }  // namespace gpuplan

@@ -15,7 +15,8 @@ namespace gpuplan {
 namespace {
 
 Error write_error(const std::string& field, const std::string& path, int err) {
-  return make_error(field, fmt::format("cannot write {}: {}", valid_utf8(path), std::strerror(err)));
+  return make_error(field,
+                    fmt::format("cannot write {}: {}", valid_utf8(path), std::strerror(err)));
 }
 
 }  // namespace
@@ -32,14 +33,20 @@ int write_fully(int fd, const char* p, size_t n) {
   return 0;
 }
 
-Status write_output_file(const std::string& path, std::string_view content, const std::string& field) {
+Status write_output_file(const std::string& path, std::string_view content,
+                         const std::string& field) {
   if (path.empty()) return make_error(field, "no file named");
   // O_NONBLOCK: a FIFO planted at the path must not block the open; it is refused below.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+  const int fd = ::open(path.c_str(),
+                        O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
   if (fd < 0) {
     if (errno == ELOOP)
-      return make_error(field, fmt::format("{} is a symbolic link; gpuplan does not write through links (remove it or name "
-                                           "the file it points to)", valid_utf8(path)));
+      return make_error(
+          field,
+          fmt::format(
+              "{} is a symbolic link; gpuplan does not write through links (remove it or name "
+              "the file it points to)",
+              valid_utf8(path)));
     return write_error(field, path, errno);
   }
   struct stat st;
@@ -56,8 +63,8 @@ Status write_output_file(const std::string& path, std::string_view content, cons
   return std::nullopt;
 }
 
-Status write_file_atomic(int dir_fd, const std::string& name, std::string_view content, const std::string& shown,
-                         const std::string& field) {
+Status write_file_atomic(int dir_fd, const std::string& name, std::string_view content,
+                         const std::string& shown, const std::string& field) {
   // Mode 0666 through open() so the umask applies (mkstemp would force 0600).
   std::string tmp;
   int fd = -1;
