@@ -68,7 +68,7 @@ struct ValidationReport {
 // Fitting and cross-validation are in validation/cross_validation.h.
 Result<ValidationReport> run_validation(std::string_view toml_text, const std::string& origin,
                                         const Catalog& catalog, const EfficiencyTable& eff);
-// The built-in table.
+// The built-in table, rows as they stand (no fit): the inference and operation sections use it.
 Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const EfficiencyTable& eff);
 
 }  // namespace gpuplan
