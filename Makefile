@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PACKAGES = g++ cmake make python3 libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev \
                libgtest-dev libbenchmark-dev clang chromium python3-torch \
-               pkg-config libcurl4-openssl-dev libcpp-httplib-dev prometheus zsh fish
+               pkg-config libcurl4-openssl-dev libcpp-httplib-dev libre2-dev prometheus zsh fish
 
 .PHONY: deps build demo test install install-files asan fuzz bench clean
 PREFIX ?= /usr/local
@@ -58,8 +58,8 @@ asan: deps
 FUZZ_SECONDS ?= 15
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF
-	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_config_json fuzz_safetensors fuzz_gguf fuzz_workload_toml fuzz_profile_summary
-	for t in config_json safetensors gguf workload_toml profile_summary; do \
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_config_json fuzz_safetensors fuzz_gguf fuzz_workload_toml fuzz_profile_summary fuzz_trace
+	for t in config_json safetensors gguf workload_toml profile_summary trace; do \
 	  mkdir -p $(BUILD)-fuzz/corpus-$$t && cp fuzz/corpus/$$t/* $(BUILD)-fuzz/corpus-$$t/ && \
 	  ./$(BUILD)-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)-fuzz/corpus-$$t || exit 1; \
 	done

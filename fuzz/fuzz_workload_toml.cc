@@ -1,10 +1,11 @@
-// libFuzzer target: any bytes as a workload file, catalog, price, fabric or fitted-parameter file must
-// parse or give an error.
+// libFuzzer target: any bytes as a workload file, catalog, price, engine, fabric or fitted-parameter
+// file must parse or give an error.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "advise/workload_file.h"
+#include "engine/engine.h"
 #include "hardware/catalog.h"
 #include "hardware/efficiency.h"
 #include "hardware/fabric.h"
@@ -21,5 +22,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpuplan::EfficiencyTable::from_toml(text, "fuzz.toml");
   (void)gpuplan::FabricCatalog::from_toml(text, "fuzz.toml");
   (void)gpuplan::FittedParameters::from_toml(text, "fuzz.toml");
+  (void)gpuplan::EngineCatalog::from_toml(text, "fuzz.toml");
   return 0;
 }

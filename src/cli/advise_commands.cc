@@ -3,15 +3,17 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <ctime>
-#include <fstream>
 #include <unistd.h>
 
 #include "advise/advice_json.h"
 #include "advise/advisor.h"
 #include "cli/common.h"
 #include "hardware/fabric.h"
+#include "planner/autoscale.h"
 #include "cli/workload_flags.h"
 #include "cost/cost_model.h"
 #include "data/embedded.h"
@@ -19,7 +21,13 @@
 #include "perf/phase_roofline.h"
 #include "report/html_report.h"
 #include "report/table.h"
+#include "util/checked.h"
+#include "util/escape.h"
+#include "util/limits.h"
+#include "util/output_file.h"
 #include "util/text_file.h"
+#include "util/version.h"
+#include "stack/fitted.h"
 #include "util/units.h"
 
 namespace gpuplan::cli {
@@ -102,7 +110,10 @@ int run_plan(Context& ctx, PlanFlags f) {
   if (!g) return fail(g.error());
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
-  if (f.global_batch < 0) return fail(make_error("--global-batch", "must be positive"));
+  if (auto s = require_range(f.global_batch, "--global-batch", 0, limits::kMaxGlobalBatch)) return fail(*s);
+  if (auto s = require_finite(f.tokens, "--tokens", 0, limits::kMaxTokens)) return fail(*s);
+  if (auto s = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return fail(*s);
+  if (auto s = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return fail(*s);
   Cluster cluster = default_cluster(*g);
   if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
@@ -129,6 +140,11 @@ int run_plan(Context& ctx, PlanFlags f) {
     for (int64_t ep = 1; ep <= std::min<int64_t>(range->second, m.experts); ep *= 2) space.expert_parallel.push_back(ep);
   Progress progress("planning");
   const PlanResult r = plan_training(m, base, *g, (*table)->for_gpu(*g, *stack), *stack, cluster, space, progress.callback());
+  if (r.best)
+    if (auto s = check_figures({{"step time", r.best->estimate.step_time_s, kMaxSeconds},
+                                {"time to train", r.best->estimate.time_to_train_s.value_or(0), kMaxSeconds}},
+                               "--model"))
+      return fail(*s);
   const GpuPrice* price = (*prices)->find(g->id);
   const auto quote = price ? price->cheapest_cloud() : std::nullopt;
   auto priced = [&](const PlanCandidate& c) {
@@ -235,9 +251,11 @@ int run_cost(Context& ctx, const CostFlags& f) {
   if (!prices) return fail(prices.error());
   if (f.gpus <= 0 || f.gpus > (1 << 20)) return fail(make_error("--gpus", "must be between 1 and 1048576"));
   if (!(f.hours > 0) || f.hours > 744) return fail(make_error("--hours-per-month", "must be between 0 and 744"));
-  if (f.years < 0 || f.years > 30) return fail(make_error("--years", "must be between 0 and 30"));
-  if (f.pue != 0 && (f.pue < 1 || f.pue > 5)) return fail(make_error("--pue", "must be between 1 and 5"));
-  if (f.kwh != -1 && (f.kwh < 0 || f.kwh > 10)) return fail(make_error("--electricity", "must be between 0 and 10 USD/kWh"));
+  // Under a month, a monthly cost has no meaning (and divides capital by almost nothing).
+  if (f.years != 0 && !(f.years >= 1.0 / 12 && f.years <= 30))
+    return fail(make_error("--years", "must be between 1/12 (a month) and 30"));
+  if (f.pue != 0 && !(f.pue >= 1 && f.pue <= 5)) return fail(make_error("--pue", "must be between 1 and 5"));
+  if (f.kwh != -1 && !(f.kwh >= 0 && f.kwh <= 10)) return fail(make_error("--electricity", "must be between 0 and 10 USD/kWh"));
   CostInputs in;
   in.gpus = f.gpus;
   in.hours_per_month = f.hours;
@@ -302,13 +320,53 @@ int run_cost(Context& ctx, const CostFlags& f) {
 
 // ---- advise --------------------------------------------------------------------------------
 struct AdviseFlags {
-  std::string file, html;
-  double headroom = kUnset;
+  std::string file, html, emit;
+  double headroom = kUnset, scale_at = 0.8;
   bool json = false, markdown = false;
 };
 
+// `--emit k8s`: one HorizontalPodAutoscaler per service of the recommendation, as YAML documents.
+int emit_k8s(const AdviseRequest& req, const Advice& a, double scale_at) {
+  if (!a.recommendation) return fail(make_error("--emit", "no GPU option meets every constraint, so there is nothing to scale"));
+  if (a.recommendation->services.empty()) return fail(make_error("--emit", "the workload has no [[inference]] service to autoscale"));
+  std::string out;
+  for (size_t k = 0; k < a.recommendation->services.size(); ++k) {
+    const ServicePlan& sp = a.recommendation->services[k];
+    const AutoscalePolicy p = autoscale_policy(sp.name, sp.option, req.inference[k].engine, scale_at);
+    out += fmt::format("---\n# {}: {} x {} per replica (TP {}), {} to {} replicas for {:.3g} to {:.3g} requests/s.\n"
+                       "# Scales on {} (requests in flight per replica) at {:.0f}, {:.0f}% of the {:.1f} one replica holds\n"
+                       "# at {:.3g} requests/s, the most that meets p99 TTFT {} and TPOT {}.\n",
+                       sp.name, sp.option.tp, a.recommendation->gpu, sp.option.tp, p.min_replicas, p.max_replicas,
+                       sp.target.average_rps, sp.target.peak_rps, p.metric, p.target_in_flight, scale_at * 100,
+                       p.capacity_in_flight, sp.option.replica_rps, format_seconds(sp.target.ttft_s),
+                       format_seconds(sp.target.tpot_s));
+    out += to_yaml(hpa_manifest(p));
+  }
+  fmt::print("{}", out);
+  return 0;
+}
+
 int64_t today_days() {
   return static_cast<int64_t>(std::time(nullptr) / 86400);
+}
+
+// The spread of actual over estimated training time: the 10th and 90th percentiles of published /
+// predicted over the training runs scored leave one publication out (data/fitted.toml).
+std::optional<ErrorBand> training_time_band() {
+  const FitBand& b = FittedParameters::builtin().global.throughput_band;
+  if (b.rows < 5) return std::nullopt;
+  return ErrorBand{std::min(1.0, b.low), std::max(1.0, b.high),
+                   fmt::format("10th to 90th percentile over {} published training runs, each predicted by a fit that "
+                               "never saw its publication (`gpuplan validate`)", b.rows)};
+}
+
+std::string today_iso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
 }
 
 int run_advise(Context& ctx, const AdviseFlags& f) {
@@ -332,10 +390,15 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   if (!table) return fail(table.error());
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
   if (!headroom) return fail(headroom.error());
+  if (!f.emit.empty() && f.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + f.emit + "'"));
+  if (!(f.scale_at > 0.05 && f.scale_at <= 1)) return fail(make_error("--scale-at", "must be above 0.05 and at most 1"));
   Progress progress("advising");
   const Advice a = advise(*req, **catalog, **prices, **table, Platform::builtin(), AdviseOptions{*headroom}, progress.callback());
   if (!f.html.empty()) {
     ReportFigures fig;
+    fig.generated_on = today_iso();
+    fig.version = version_line();
+    fig.time_band = training_time_band();
     MemoryEstimate mem;
     RooflineReport roof;
     if (a.recommendation) {
@@ -363,20 +426,18 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
       fig.memory = &mem;
       fig.roofline = &roof;
     }
-    std::ofstream out(f.html, std::ios::binary);
-    if (!out) return fail(make_error("--html", "cannot write " + f.html));
-    out << render_html(*req, a, fig);
-    if (!out) return fail(make_error("--html", "write to " + f.html + " failed"));
+    if (auto e = write_output_file(f.html, render_html(*req, a, fig), "--html")) return fail(*e);
   }
+  if (f.emit == "k8s") return emit_k8s(*req, a, f.scale_at);
   if (f.json) return print_json(advice_json(*req, a), "workload");
   if (f.markdown) {
     fmt::print("{}", render_markdown(*req, a));
     return 0;
   }
-  fmt::print("{}\n\n", req->name);
+  fmt::print("{}\n\n", printable(req->name));
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
-    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, r.gpu, to_string(r.tier), r.how());
+    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, printable(r.gpu), to_string(r.tier), printable(r.how()));
     for (const auto& reason : a.reasons) fmt::print("{}", fit_width(reason.text, "  - ", "    "));
     if (!a.caveats.empty()) fmt::print("Caveats:\n");
     for (const auto& c : a.caveats) fmt::print("{}", fit_width(c.text, "  - ", "    "));
@@ -394,7 +455,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   fmt::print("\nRejected ({}):\n", a.rejected.size());
   for (const auto& c : a.rejected)
     fmt::print("{}", fit_width(fmt::format("{} ({}) [{}]: {}", c.gpu, c.how(), c.rule, c.why.text), "  ", "    "));
-  if (!f.html.empty()) fmt::print("\nReport written to {}\n", f.html);
+  if (!f.html.empty()) fmt::print("\nReport written to {}\n", printable(f.html));
   return 0;
 }
 
@@ -440,6 +501,9 @@ std::vector<Command> advise_commands() {
          sub.add_flag("--json", f->json, "JSON output");
          sub.add_flag("--markdown", f->markdown, "Markdown output");
          sub.add_option("--html", f->html, "also write a self-contained HTML report with charts")->option_text("FILE");
+         sub.add_option("--emit", f->emit, "k8s: write each service's autoscaler (HorizontalPodAutoscaler YAML) to standard output");
+         sub.add_option("--scale-at", f->scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")
+             ->capture_default_str();
          add_headroom_flag(sub, f->headroom);
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_advise(ctx, *f); }; });
        }},

@@ -69,6 +69,9 @@ struct Figure {
 Status check_figures(std::initializer_list<Figure> figures, const std::string& input);
 // Seconds beyond the age of the universe (4.4e17 s) are not an answer.
 inline constexpr double kMaxSeconds = 4.4e17;
+// Nor are bytes per GPU beyond an exabyte (1e18, millions of times the largest card); the bound
+// also keeps the figure exact when JSON prints it as an integer.
+inline constexpr double kMaxBytes = 1e18;
 
 // A subcommand: its name, one-line help, and how it adds itself to the parser. `run` is set by
 // `setup` and called after parsing.

@@ -24,6 +24,7 @@ const std::map<std::string, std::vector<std::string>>& example_table() {
       {"gpus", {"gpuplan gpus --tier datacenter", "gpuplan gpus --min-memory 48 --json"}},
       {"models", {"gpuplan models", "gpuplan models --json"}},
       {"stacks", {"gpuplan stacks"}},
+      {"engines", {"gpuplan engines", "gpuplan engines --json"}},
       {"memory",
        {"gpuplan memory --model llama-3.1-8b --task qlora --recompute full --gpu rtx-4090",
         "gpuplan memory --model meta-llama/Llama-3.1-70B --task full --gpu h100-sxm",
@@ -34,7 +35,10 @@ const std::map<std::string, std::vector<std::string>>& example_table() {
         "gpuplan train --model llama-3.1-70b --gpu h100-sxm --gpus 64 --tp 8 --stack megatron --tokens 1.5T --json"}},
       {"infer",
        {"gpuplan infer --model llama-3.1-8b --gpu l40s --prompt 2k --output 256 --concurrency 16",
-        "gpuplan infer --model llama-3.1-70b --gpu h100-sxm --gpus 4 --tp 4 --weight-precision fp8 --json"}},
+        "gpuplan infer --model llama-3.1-70b --gpu h100-sxm --gpus 4 --tp 4 --weight-precision fp8 --json",
+        "gpuplan infer --model llama-3.1-8b --gpu h100-sxm --engine vllm --rps 20 --prompt 1k --output 256 --json",
+        "gpuplan infer --model llama-3.1-8b --gpu l40s --engine sglang --trace requests.csv",
+        "gpuplan infer --model llama-3.1-70b --gpu h100-sxm --tp 2 --users 25 --think-time 0 --prompt 5000 --output 500"}},
       {"roofline", {"gpuplan roofline --model llama-3.1-8b --gpu h100-sxm --task decode"}},
       {"plan", {"gpuplan plan --model llama-3.1-70b --gpu h100-sxm --gpus 64 --seq 8k --global-batch 512"}},
       {"cost", {"gpuplan cost --gpu h100-sxm --gpus 8 --hours-per-month 500 --years 3"}},
@@ -50,7 +54,7 @@ const std::map<std::string, std::vector<std::string>>& example_table() {
       {"profile merge", {"gpuplan profile merge prof-node*/", "gpuplan profile merge a/summary.json b/summary.json --json"}},
       {"doctor", {"gpuplan doctor", "gpuplan doctor --json"}},
       {"bench", {"gpuplan bench --write-calibration mygpu.toml", "gpuplan --calibration mygpu.toml train --model gpt2 --gpu rtx-4090"}},
-      {"predict", {"gpuplan predict --from gpuplan-profile/summary.json --gpu h100-sxm,l40s"}},
+      {"predict", {"gpuplan predict --from prof/summary.json --gpu h100-sxm,l40s   # prof: a profile's --out"}},
       {"serve", {"gpuplan serve   # then open http://127.0.0.1:8080/", "gpuplan serve --port 9000 --host 127.0.0.1"}},
       {"completion",
        {"gpuplan completion bash > ~/.local/share/bash-completion/completions/gpuplan",
@@ -303,12 +307,16 @@ void accept_count_suffixes(CLI::App& app) {
     const std::string name = o->get_name();
     o->transform(
         [integral, name](std::string v) -> std::string {
-          if (v.empty() || !std::isalpha(static_cast<unsigned char>(v.back()))) return v;
+          // CLI11 reads "" as zero, which several flags take to mean "the default".
+          if (v.empty()) throw CLI::ValidationError("needs a number, got an empty value");
+          // CLI11 reads and range-checks plain integers itself; every real number goes through
+          // parse_count, which refuses NaN, inf and values that overflow a double (1e309).
+          if (integral && !std::isalpha(static_cast<unsigned char>(v.back()))) return v;
           auto r = parse_count(v, name);
-          if (!r) throw CLI::ValidationError(name, r.error().message);
+          if (!r) throw CLI::ValidationError(r.error().message);
           if (integral) {
             if (*r != std::floor(*r) || std::fabs(*r) >= 9e18)
-              throw CLI::ValidationError(name, fmt::format("'{}' must be a whole number", v));
+              throw CLI::ValidationError(fmt::format("'{}' must be a whole number", v));
             return fmt::format("{}", static_cast<long long>(*r));
           }
           return fmt::format("{:.17g}", *r);

@@ -22,7 +22,8 @@ CLI::App* find_command(CLI::App& app, const std::string& path);
 // "--taks: unknown flag for `gpuplan memory` (did you mean --task?)".
 std::optional<Error> unknown_flag(CLI::App& app, int argc, const char* const* argv);
 
-// Size suffixes ("2B", "128k") on every numeric flag, converted before CLI11 reads the number.
+// Size suffixes ("2B", "128k") on every numeric flag, converted before CLI11 reads the number;
+// an empty value, and a real number that is not finite, are refused there.
 void accept_count_suffixes(CLI::App& app);
 
 // Shell completion scripts: `shell` is bash, zsh or fish.

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <tuple>
+
 #include "model/resolve.h"
+#include "util/checked.h"
+#include "util/limits.h"
 #include "util/suggest.h"
 
 namespace gpuplan::cli {
@@ -107,27 +111,32 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.grad_accum = f.grad_accum;
   w.lora_rank = f.lora_rank;
   w.offload_optimizer = f.offload_optimizer;
-  if (f.gpus <= 0) return make_error("--gpus", fmt::format("must be at least 1, got {}", f.gpus));
-  if (f.dp < 0) return make_error("--dp", fmt::format("must be at least 1, got {}", f.dp));
+  // Each degree is bounded before any product is taken, so tp x pp x dp cannot overflow.
+  for (const auto& [flag, v, lo] : {std::tuple{"--gpus", f.gpus, int64_t{1}}, std::tuple{"--tp", f.tp, int64_t{1}},
+                                    std::tuple{"--pp", f.pp, int64_t{1}}, std::tuple{"--dp", f.dp, int64_t{0}},
+                                    std::tuple{"--ep", f.ep, int64_t{0}}})
+    if (auto s = require_range(v, flag, lo, limits::kMaxGpus)) return *s;
+  const int64_t tp_pp = f.tp * f.pp;
+  if (tp_pp > limits::kMaxGpus)
+    return make_error("--tp", fmt::format("tp {} x pp {} is more than {} GPUs", f.tp, f.pp, limits::kMaxGpus));
   int64_t gpus = f.gpus;
   if (f.dp > 0) {
     const int64_t cp = std::max<int64_t>(1, f.cp);
-    if (f.gpus != 1 && f.gpus != f.dp * f.tp * f.pp * cp)
+    if (f.gpus != 1 && f.gpus != f.dp * tp_pp * cp)
       return make_error("--dp", fmt::format("dp {} x tp {} x pp {}{} is {} GPUs, but --gpus says {}", f.dp, f.tp, f.pp,
-                                            cp > 1 ? fmt::format(" x cp {}", cp) : "", f.dp * f.tp * f.pp * cp, f.gpus));
-    gpus = f.dp * f.tp * f.pp * cp;
+                                            cp > 1 ? fmt::format(" x cp {}", cp) : "", f.dp * tp_pp * cp, f.gpus));
+    gpus = f.dp * tp_pp * cp;
+    if (gpus > limits::kMaxGpus)
+      return make_error("--dp", fmt::format("dp {} x tp {} x pp {} is more than {} GPUs", f.dp, f.tp, f.pp, limits::kMaxGpus));
   }
-  if (f.tp <= 0) return make_error("--tp", fmt::format("must be at least 1, got {}", f.tp));
-  if (f.pp <= 0) return make_error("--pp", fmt::format("must be at least 1, got {}", f.pp));
-  if (gpus % (f.tp * f.pp) != 0)
-    return make_error("--gpus", fmt::format("{} is not a multiple of tp x pp = {}", gpus, f.tp * f.pp));
+  if (gpus % tp_pp != 0)
+    return make_error("--gpus", fmt::format("{} is not a multiple of tp x pp = {}", gpus, tp_pp));
   w.par.tp = f.tp;
   w.par.pp = f.pp;
-  w.par.dp = gpus / (f.tp * f.pp);
+  w.par.dp = gpus / tp_pp;
   w.par.zero = f.zero;
   w.par.virtual_stages = f.virtual_stages;
   w.par.sequence_parallel = !f.no_sequence_parallel;
-  if (f.ep < 0) return make_error("--ep", fmt::format("must be at least 1, got {}", f.ep));
   w.par.ep = f.ep > 0 ? f.ep : 1;
   if (f.cp < 1) return make_error("--cp", fmt::format("must be at least 1, got {}", f.cp));
   if (w.par.dp % f.cp != 0)

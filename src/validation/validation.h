@@ -33,12 +33,13 @@ struct FitInputs {
 };
 
 struct ValidationRow {
-  std::string section;  // training, memory, inference, operation, cross_gpu, moe_training, moe_serving
+  std::string section;  // training, memory, inference, operation, cross_gpu, moe_training, moe_serving, serving
   // The kind the fit and leave-one-publication-out scoring group it under: train_throughput,
   // train_memory; empty for rows scored only as they stand.
   std::string kind;
   std::string what, metric, source, assumed, stack;
   std::string publication;  // rows from one publication share it (leave-one-publication-out)
+  std::string engine;       // inference rows: the serving engine that ran it
   double published = 0, predicted = 0;
   double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement
   double cross_validated = 0;  // fitted kinds: predicted by a fit that never saw this publication
@@ -59,8 +60,12 @@ struct UnscoredRow {
 struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::vector<UnscoredRow> unscored;
+  // Of those, the serving rows (counted apart for the serving report): in the table with the reason the model cannot express them, not scored.
+  int64_t unexpressible = 0;
   // Mean absolute percentage error of one section (0..1).
   double mape(const std::string& section) const;
+  // The same over the section's rows run on one engine (0 when it has none).
+  double mape(const std::string& section, const std::string& engine) const;
   double worst(const std::string& section) const;
 };
 
@@ -68,7 +73,8 @@ struct ValidationReport {
 // Fitting and cross-validation are in validation/cross_validation.h.
 Result<ValidationReport> run_validation(std::string_view toml_text, const std::string& origin,
                                         const Catalog& catalog, const EfficiencyTable& eff);
-// The built-in table, rows as they stand (no fit): the inference and operation sections use it.
+// The built-in tables (validation.toml and validation_serving.toml), rows as they stand under
+// `eff`; cross_validation.h fits and scores the training kinds on them.
 Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const EfficiencyTable& eff);
 
 }  // namespace gpuplan

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
+
+#include "util/limits.h"
 
 namespace gpuplan {
 
@@ -88,10 +91,13 @@ Precision Workload::activation_precision() const {
 
 Status Workload::validate(const ModelSpec& m) const {
   if (micro_batch <= 0) return make_error("--batch", fmt::format("must be at least 1, got {}", micro_batch));
-  if (micro_batch > (1 << 20)) return make_error("--batch", fmt::format("{} is absurd", micro_batch));
+  if (micro_batch > limits::kMaxBatch) return make_error("--batch", fmt::format("{} is absurd", micro_batch));
   if (seq <= 0) return make_error("--seq", fmt::format("must be at least 1, got {}", seq));
-  if (seq > (int64_t{1} << 24)) return make_error("--seq", fmt::format("{} tokens is absurd", seq));
+  if (seq > limits::kMaxSeq) return make_error("--seq", fmt::format("{} tokens is absurd", seq));
   if (grad_accum <= 0) return make_error("--grad-accum", fmt::format("must be at least 1, got {}", grad_accum));
+  if (grad_accum > limits::kMaxGradAccum)
+    return make_error("--grad-accum", fmt::format("{} micro-batches a step is absurd (the limit is {})", grad_accum,
+                                                  limits::kMaxGradAccum));
   if (lora_rank <= 0 || lora_rank > 65536)
     return make_error("--lora-rank", fmt::format("must be between 1 and 65536, got {}", lora_rank));
   if (recompute == Recompute::every && (recompute_every < 1 || recompute_every > 1024))
@@ -99,12 +105,22 @@ Status Workload::validate(const ModelSpec& m) const {
   if (par.tp <= 0) return make_error("--tp", "must be at least 1");
   if (par.pp <= 0) return make_error("--pp", "must be at least 1");
   if (par.dp <= 0) return make_error("--gpus", "must be a multiple of tp x pp");
+  // Each degree is bounded before the product is taken, so it cannot overflow.
+  for (const auto& [name, v] : {std::pair{"--tp", par.tp}, std::pair{"--pp", par.pp}, std::pair{"--dp", par.dp},
+                                std::pair{"--ep", par.ep}})
+    if (v > limits::kMaxGpus) return make_error(name, fmt::format("{} is more than {} GPUs", v, limits::kMaxGpus));
+  if (par.gpus() > limits::kMaxGpus)
+    return make_error("--gpus", fmt::format("tp x pp x dp = {} is more than {} GPUs", par.gpus(), limits::kMaxGpus));
+  // Sequences per optimizer step: bounded so that tokens per step (x seq) stay exact in int64.
+  if (training() && micro_batch * grad_accum * par.dp > limits::kMaxGlobalBatch)
+    return make_error("--grad-accum", fmt::format("micro-batch {} x grad-accum {} x dp {} sequences a step is absurd (the limit is {})",
+                                                  micro_batch, grad_accum, par.dp, limits::kMaxGlobalBatch));
   if (par.zero < 0 || par.zero > 3) return make_error("--zero", fmt::format("must be 0 to 3, got {}", par.zero));
   if (m.heads % par.tp != 0)
     return make_error("--tp", fmt::format("{} does not divide the model's {} attention heads", par.tp, m.heads));
   if (par.pp > m.layers)
     return make_error("--pp", fmt::format("{} stages for {} layers", par.pp, m.layers));
-  if (par.virtual_stages <= 0 || par.pp * par.virtual_stages > m.layers)
+  if (par.virtual_stages <= 0 || par.virtual_stages > m.layers || par.pp * par.virtual_stages > m.layers)
     return make_error("--virtual-stages", "pp x virtual stages must not exceed the layers");
   if (task == Task::qlora && precision != Precision::bf16 && precision != Precision::fp16)
     return make_error("--precision", "QLoRA computes in bf16 or fp16 over NF4 weights");
@@ -126,7 +142,7 @@ Status Workload::validate(const ModelSpec& m) const {
                                           par.tp * par.dp));
   if (par.ep > 1 && m.experts % par.ep != 0)
     return make_error("--ep", fmt::format("{} does not divide the model's {} experts", par.ep, m.experts));
-  if (moe_capacity_factor < 0 || moe_capacity_factor > 64 || (moe_capacity_factor > 0 && moe_capacity_factor < 1))
+  if (!(moe_capacity_factor == 0 || (moe_capacity_factor >= 1 && moe_capacity_factor <= 64)))
     return make_error("--capacity-factor", fmt::format("must be 0 (dropless) or between 1 and 64, got {}", moe_capacity_factor));
   if (task == Task::infer && m.traits.encoder && kv_precision)
     return make_error("--kv-precision", "encoder models keep no KV cache");
