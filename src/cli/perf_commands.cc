@@ -1,4 +1,4 @@
-// `gpuplan train`, `gpuplan infer`, `gpuplan roofline` and `gpuplan validate`: how fast, on which
+// `gpuplan train`, `gpuplan infer`, `gpuplan roofline` and `gpuplan predict`: how fast, on which
 // hardware, and how far the model is from published measurements.
 #include <fmt/format.h>
 
@@ -512,7 +512,7 @@ int run_predict(Context& ctx, const PredictFlags& f) {
     if (run.global_batch > limits::kMaxGlobalBatch)
       return fail(make_error("--gpus", fmt::format("{} GPUs x micro-batch {} is more than {} sequences a step", w.par.dp,
                                                    w.micro_batch, limits::kMaxGlobalBatch)));
-    const Efficiency eff = (*table)->for_gpu(*g, fit->stack);
+    const Efficiency eff = raw.for_gpu(*g, fit->stack);
     const Cluster cl = default_cluster(*g);
     auto tgt_seconds = [&](const Efficiency& e) { return estimate_training(fit->model, w, *g, e, fit->stack, cl, run).step_time_s; };
     const CrossGpuPrediction p = predict_across(src_eff, src_seconds, fit->measured_step_s, eff, tgt_seconds, fit->spread);

@@ -56,6 +56,7 @@ int print_validate_json(const ValidatedTable& v) {
   json j = {{"schema_version", 1}, {"rows", rows}, {"kept_not_scored", kept}};
   for (const char* s : kSections) j["mape"][s] = rep.mape(s);
   for (const std::string& e : EngineCatalog::builtin().ids()) j["serving_mape_by_engine"][e] = rep.mape("serving", e);
+  j["serving_unexpressible"] = rep.unexpressible;
   for (const auto& [kind, label] : kKinds) {
     j["cross_validated"][kind] = score_json(v.cv.cross_validated.at(kind));
     j["in_sample"][kind] = score_json(v.cv.in_sample.at(kind));
@@ -106,6 +107,7 @@ int run_validate(Context& ctx, bool json_out, const std::string& path) {
     for (const auto& r : rep.rows) n += r.section == "serving" && r.engine == e;
     if (n) fmt::print("  {:<13} {:>3} rows  MAPE {:.1f}%\n", e, n, rep.mape("serving", e) * 100);
   }
+  fmt::print("  {} rows kept unscored with the reason the model cannot express them.\n\n", rep.unexpressible);
   // The headline last, where a terminal leaves it in view.
   fmt::print("Leave-one-publication-out (fit on the other publications, score the held-out one):\n");
   for (const auto& [kind, label] : kKinds) {

@@ -22,7 +22,7 @@ constexpr Key kKeys[] = {
     {"allocator_fraction", &TrainingFit::allocator_fraction, 0, 2},
 };
 
-Status read_band(const TomlFields& f, const char* key, ErrorBand& out) {
+Status read_band(const TomlFields& f, const char* key, FitBand& out) {
   const toml::node* n = f.table().get(key);
   if (!n) return std::nullopt;
   const toml::array* a = n->as_array();
@@ -59,7 +59,7 @@ std::string fit_toml(const TrainingFit& f) {
   std::string out;
   for (const Key& k : kKeys)
     if (f.*k.member >= 0) out += fmt::format("{} = {:.6g}\n", k.name, f.*k.member);
-  auto band = [&](const char* key, const ErrorBand& b) {
+  auto band = [&](const char* key, const FitBand& b) {
     if (b.rows > 0) out += fmt::format("{} = [{:.6g}, {:.6g}, {}]\n", key, b.low, b.high, b.rows);
   };
   band("throughput_band", f.throughput_band);

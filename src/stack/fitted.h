@@ -12,7 +12,7 @@
 namespace gpuplan {
 
 // published / predicted ratios of comparable rows scored out of sample (10th and 90th percentile).
-struct ErrorBand {
+struct FitBand {
   double low = 1, high = 1;
   int rows = 0;  // 0: no band (no comparable rows)
 };
@@ -26,7 +26,7 @@ struct TrainingFit {
   // fraction of activations and workspaces (unset: efficiency.toml's allocator_fraction).
   double activation_scale = 1;
   double allocator_fraction = -1;
-  ErrorBand throughput_band, memory_band;  // step time; per-GPU memory
+  FitBand throughput_band, memory_band;  // step time; per-GPU memory
 };
 
 class FittedParameters {

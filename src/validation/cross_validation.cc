@@ -5,7 +5,6 @@
 #include <cmath>
 #include <set>
 
-#include "data/embedded.h"
 
 namespace gpuplan {
 
@@ -210,12 +209,12 @@ std::vector<double> score_kind(ValidationReport& rep, CrossValidation& cv, const
 }
 
 // Bands per stack where a stack has enough rows of the kind, else none (the global one serves).
-std::map<std::string, ErrorBand> stack_bands(const ValidationReport& rep, const std::string& kind,
+std::map<std::string, FitBand> stack_bands(const ValidationReport& rep, const std::string& kind,
                                              const std::vector<double>& ratios) {
   std::map<std::string, std::vector<double>> by_stack;
   const std::vector<size_t> idx = rows_of(rep, kind);
   for (size_t j = 0; j < idx.size(); ++j) by_stack[rep.rows[idx[j]].stack].push_back(ratios[j]);
-  std::map<std::string, ErrorBand> out;
+  std::map<std::string, FitBand> out;
   for (auto& [stack, r] : by_stack)
     if (static_cast<int>(r.size()) >= kMinStackRows) out[stack] = band_of(r);
   return out;
@@ -238,8 +237,8 @@ std::vector<double> leave_one_publication_out(const std::vector<std::string>& pu
   return out;
 }
 
-ErrorBand band_of(std::vector<double> ratios) {
-  ErrorBand b;
+FitBand band_of(std::vector<double> ratios) {
+  FitBand b;
   if (ratios.empty()) return b;
   std::sort(ratios.begin(), ratios.end());
   auto pct = [&](double p) {
@@ -307,20 +306,28 @@ void apply_fit(ValidationReport& rep, const FittedParameters& fitted, double all
 
 namespace gpuplan {
 
-Result<ValidatedTable> run_cross_validation(std::string_view toml_text, const std::string& origin, const Catalog& catalog,
-                                            const EfficiencyTable& eff) {
-  // The rows' fit inputs are taken under the sourced figures alone; the fit starts from them.
-  auto rep = run_validation(toml_text, origin, catalog, eff.without_fit());
-  if (!rep) return rep.error();
-  ValidatedTable out{std::move(rep).value(), {}};
+namespace {
+ValidatedTable fitted(ValidationReport rep, const EfficiencyTable& eff) {
+  ValidatedTable out{std::move(rep), {}};
   const double prior = eff.for_gpu(Gpu{}).allocator_fraction;
   out.cv = cross_validate(out.report, prior);
   apply_fit(out.report, out.cv.fitted, prior);
   return out;
 }
+}  // namespace
+
+// The rows' fit inputs are taken under the sourced figures alone; the fit starts from them.
+Result<ValidatedTable> run_cross_validation(std::string_view toml_text, const std::string& origin, const Catalog& catalog,
+                                            const EfficiencyTable& eff) {
+  auto rep = run_validation(toml_text, origin, catalog, eff.without_fit());
+  if (!rep) return rep.error();
+  return fitted(std::move(rep).value(), eff);
+}
 
 Result<ValidatedTable> run_builtin_cross_validation(const Catalog& catalog, const EfficiencyTable& eff) {
-  return run_cross_validation(data::embedded_file("validation.toml"), "built-in validation.toml", catalog, eff);
+  auto rep = run_builtin_validation(catalog, eff.without_fit());
+  if (!rep) return rep.error();
+  return fitted(std::move(rep).value(), eff);
 }
 
 }  // namespace gpuplan

@@ -20,7 +20,7 @@ std::vector<double> leave_one_publication_out(const std::vector<std::string>& pu
                                               const std::function<RowPredictor(const std::vector<size_t>&)>& fit);
 
 // The 10th and 90th percentiles of published / predicted (linear interpolation).
-ErrorBand band_of(std::vector<double> ratios);
+FitBand band_of(std::vector<double> ratios);
 
 // Mean absolute percentage error of one kind scored one way.
 struct Score {

@@ -58,7 +58,7 @@ TEST(LeaveOnePublicationOut, NeverFitsOnTheHeldOutPublication) {
 }
 
 TEST(LeaveOnePublicationOut, BandTakesTheTenthAndNinetiethPercentiles) {
-  const ErrorBand b = band_of({11, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  const FitBand b = band_of({11, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
   EXPECT_DOUBLE_EQ(b.low, 2);
   EXPECT_DOUBLE_EQ(b.high, 10);
   EXPECT_EQ(b.rows, 11);

@@ -420,11 +420,13 @@ Result<std::optional<UnscoredRow>> unscored_row(const std::string& section, cons
   if (expressible->value_or(true)) return std::optional<UnscoredRow>{};
   UnscoredRow u;
   u.section = section;
-  for (auto [k, out] : {std::pair{"what", &u.what}, std::pair{"source", &u.source}, std::pair{"reason", &u.reason},
-                        std::pair{"publication", &u.publication}}) {
-    auto v = f.string(k);
+  auto reason = f.string("reason");
+  if (!reason) return make_error(f.field("reason"), "is required when expressible = false");
+  u.reason = *reason;
+  for (auto [k, out] : {std::pair{"what", &u.what}, std::pair{"source", &u.source}, std::pair{"publication", &u.publication}}) {
+    auto v = f.optional_string(k);
     if (!v) return v.error();
-    *out = *v;
+    *out = v->value_or("");
   }
   return std::optional<UnscoredRow>{u};
 }
@@ -458,6 +460,7 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
       if (!unscored) return unscored.error();
       if (*unscored) {
         rep.unscored.push_back(**unscored);
+        if (std::string_view(section) == "serving") ++rep.unexpressible;
         continue;
       }
       auto row = run_row(c, section, *t, where);
@@ -477,6 +480,7 @@ Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const Ef
   auto serving = run_validation(data::embedded_file("validation_serving.toml"), "built-in validation_serving.toml", catalog, eff);
   if (!serving) return serving.error();
   rep->rows.insert(rep->rows.end(), serving->rows.begin(), serving->rows.end());
+  rep->unexpressible += serving->unexpressible;
   rep->unscored.insert(rep->unscored.end(), serving->unscored.begin(), serving->unscored.end());
   return rep;
 }

@@ -60,6 +60,8 @@ struct UnscoredRow {
 struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::vector<UnscoredRow> unscored;
+  // Of those, the serving rows (counted apart for the serving report): in the table with the reason the model cannot express them, not scored.
+  int64_t unexpressible = 0;
   // Mean absolute percentage error of one section (0..1).
   double mape(const std::string& section) const;
   // The same over the section's rows run on one engine (0 when it has none).
@@ -71,7 +73,8 @@ struct ValidationReport {
 // Fitting and cross-validation are in validation/cross_validation.h.
 Result<ValidationReport> run_validation(std::string_view toml_text, const std::string& origin,
                                         const Catalog& catalog, const EfficiencyTable& eff);
-// The built-in table.
+// The built-in tables (validation.toml and validation_serving.toml), rows as they stand under
+// `eff`; cross_validation.h fits and scores the training kinds on them.
 Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const EfficiencyTable& eff);
 
 }  // namespace gpuplan
