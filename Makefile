@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PACKAGES = g++ cmake make python3 libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev \
                libgtest-dev libbenchmark-dev clang chromium python3-torch \
-               pkg-config libcurl4-openssl-dev libcpp-httplib-dev prometheus zsh fish
+               pkg-config libcurl4-openssl-dev libcpp-httplib-dev libre2-dev prometheus zsh fish
 
 .PHONY: deps build demo test install install-files asan fuzz bench clean
 PREFIX ?= /usr/local
@@ -58,7 +58,7 @@ asan: deps
 # run briefly from its seed corpus. The library is instrumented too (coverage and sanitizers reach
 # the parsers); each target's final coverage (libFuzzer's cov: edges, ft: features) is printed.
 FUZZ_SECONDS ?= 15
-FUZZ_TARGETS = config_json safetensors gguf workload_toml profile_summary cli
+FUZZ_TARGETS = config_json safetensors gguf workload_toml profile_summary trace cli
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF
 	cmake --build $(BUILD)-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))

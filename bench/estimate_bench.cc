@@ -53,7 +53,7 @@ void BM_InferenceEstimate(benchmark::State& state) {
   Workload w;
   w.task = Task::infer;
   for (auto _ : state)
-    benchmark::DoNotOptimize(estimate_inference(s.model, w, {1024, 256, 16}, s.gpu, s.eff, s.cluster));
+    benchmark::DoNotOptimize(estimate_inference(s.model, w, {1024, 256, 16}, s.gpu, s.eff, s.cluster, *EngineCatalog::builtin().find("vllm")));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_InferenceEstimate);

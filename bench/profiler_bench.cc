@@ -9,6 +9,7 @@
 
 #include "profiler/gpu_sampler.h"
 #include "profiler/host_sampler.h"
+#include "profiler/step_detector.h"
 
 using namespace gpuplan;
 
@@ -41,5 +42,25 @@ static void BM_NvmlSampleRound(benchmark::State& state) {
   report_share(state, start);
 }
 BENCHMARK(BM_NvmlSampleRound);
+
+
+// The step patterns on adversarial lines: 4,096 digits (a dumped tensor, a progress counter gone
+// wild) with the default patterns, and 4,096 x's with a user pattern that backtracks
+// catastrophically in ECMAScript engines. Time per iteration is time per line.
+static void BM_StepPatternsOnAdversarialLines(benchmark::State& state) {
+  std::string err;
+  const bool user = state.range(0) == 1;
+  auto d = StepDetector::make(user ? R"((\d+)*\d*!)" : "", user ? "(x*)*y" : "", &err);
+  if (!d) {
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  const std::string line = user ? std::string(4096, 'x') : std::string(4096, '7');
+  double t = 0;
+  for (auto _ : state) d->on_line(t += 0.001, line);
+  state.SetLabel(user ? "(x*)*y on 4,096 x's" : "default patterns on 4,096 digits");
+  state.SetItemsProcessed(state.iterations());  // lines
+}
+BENCHMARK(BM_StepPatternsOnAdversarialLines)->Arg(0)->Arg(1);
 
 BENCHMARK_MAIN();

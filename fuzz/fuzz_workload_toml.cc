@@ -1,9 +1,10 @@
-// libFuzzer target: any bytes as a workload file, catalog or price file must parse or give an error.
+// libFuzzer target: any bytes as a workload file, catalog, price or engine file must parse or give an error.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "advise/workload_file.h"
+#include "engine/engine.h"
 #include "hardware/catalog.h"
 #include "hardware/efficiency.h"
 #include "hardware/platform.h"
@@ -16,5 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpuplan::PriceBook::from_toml(text, "fuzz.toml");
   (void)gpuplan::Platform::from_toml(text, "fuzz.toml");
   (void)gpuplan::EfficiencyTable::from_toml(text, "fuzz.toml");
+  (void)gpuplan::EngineCatalog::from_toml(text, "fuzz.toml");
   return 0;
 }

@@ -154,5 +154,34 @@ check fp4_training_refused 2 "--precision: nvfp4 is a weight format" -- train --
 json_has gguf_name_precision "d['workload']['precision'] == 'q4_k_m'" -- memory --model qwen3-30b-a3b --task infer --precision Q4_K_M --json
 json_has nvl72_domain "any(g['id'] == 'gb200' and g['nvlink_domain_gpus'] == 72 for g in d)" -- gpus --json --min-memory 180 --tier datacenter
 
+# Serving engines, load simulation and autoscaling (issue 11).
+json_has engines_json "set(['vllm','sglang','tensorrt-llm','llama.cpp','transformers']) <= {e['id'] for e in d} and all(e['name'] and e['source'] for e in d)" -- engines --json
+check engine_unknown 2 "--engine: unknown engine 'vlm'.*vllm" -- infer --model llama-3.1-8b --gpu h100-sxm --engine vlm
+check engine_unknown_memory 2 "--engine: unknown engine" -- memory --model llama-3.1-8b --task infer --gpu h100-sxm --engine trt
+check engine_on_training 2 "--engine: names a serving engine" -- memory --model llama-3.1-8b --task full --engine vllm
+json_has infer_names_engine "d['engine'] == 'sglang' and 'latency' not in d" -- infer --model llama-3.1-8b --gpu h100-sxm --engine sglang --json
+json_has infer_rps_latency "all(k in d['latency'][m] for m in ('ttft_s','tpot_s','e2e_s') for k in ('p50','p90','p99')) and d['throughput_tokens_per_s'] > 0 and d['goodput_rps'] > 0 and 'ttft_s' in d and 'tpot_s' in d" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 10 --requests 300 --json
+"$bin" infer --model llama-3.1-8b --gpu h100-sxm --rps 10 --requests 300 --seed 3 --json >"$tmp/r1.json" 2>/dev/null
+"$bin" infer --model llama-3.1-8b --gpu h100-sxm --rps 10 --requests 300 --seed 3 --json >"$tmp/r2.json" 2>/dev/null
+if cmp -s "$tmp/r1.json" "$tmp/r2.json"; then pass=$((pass + 1)); else echo "FAIL rps_seeded_deterministic"; fail=$((fail + 1)); fi
+json_has infer_users "d['load']['requests'] == 100 and d['latency']['ttft_s']['p99'] >= d['latency']['ttft_s']['p50']" -- infer --model llama-3.1-8b --gpu h100-sxm --users 8 --think-time 1 --requests 100 --json
+check rps_negative 2 "--rps: must be a rate" -- infer --model llama-3.1-8b --gpu h100-sxm --rps -1
+check rps_and_users 2 "--users: give --users" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --users 2 --think-time 0
+check users_need_think 2 "--think-time: is required" -- infer --model llama-3.1-8b --gpu h100-sxm --users 2
+check acceptance_without_spec 2 "--acceptance-rate: needs --spec-tokens" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --acceptance-rate 0.5
+printf 'prompt_tokens,output_tokens,arrival_s\n100,20,0\n200,30,0.5\n' >"$tmp/trace.csv"
+json_has infer_trace "d['load']['requests'] == 2" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/trace.csv" --json
+printf 'prompt_tokens,output_tokens\n100,20\n-5,30\n' >"$tmp/bad.csv"
+check trace_bad_line 2 "--trace: .*line 3" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/bad.csv"
+check trace_missing 2 "--trace" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/nope.csv"
+printf 'prompt_tokens,output_tokens\n9000000,20\n' >"$tmp/huge.csv"
+check trace_exceeds_kv 2 "KV cache" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/huge.csv"
+"$bin" advise "$root/examples/chat-service-8b.toml" --emit k8s >"$tmp/hpa.yaml" 2>/dev/null
+if grep -q '^apiVersion: "autoscaling/v2"' "$tmp/hpa.yaml" && grep -q '^kind: "HorizontalPodAutoscaler"' "$tmp/hpa.yaml" && grep -q 'maxReplicas: ' "$tmp/hpa.yaml"; then
+  pass=$((pass + 1)); else echo "FAIL advise_emit_k8s"; cat "$tmp/hpa.yaml"; fail=$((fail + 1)); fi
+check emit_unknown 2 "--emit: must be k8s" -- advise "$root/examples/chat-service-8b.toml" --emit helm
+check emit_without_service 2 "--emit: the workload has no" -- advise "$root/examples/qlora-7b-small-team.toml" --emit k8s
+json_has validate_serving "d['mape']['serving'] > 0 and d['serving_unexpressible'] > 0 and 'vllm' in d['serving_mape_by_engine']" -- validate --json
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

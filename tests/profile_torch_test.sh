@@ -30,6 +30,7 @@ check cpu_sampled "d['host']['cpu_percent_mean'] > 20"
 check rss_sampled "d['host']['rss_peak_bytes'] > 50 * 2**20"
 check no_gpu_said_plainly "d['gpu_unavailable'] is not None and d['gpu_unavailable'].startswith('no NVIDIA driver found')"
 
+rm -rf "$tmp/out"
 "$bin" profile --out "$tmp/out" -- "$py" "$script" --steps 2 --exit 5 >/dev/null 2>&1
 rc=$?
 [ "$rc" -eq 5 ] && pass=$((pass + 1)) || { echo "FAIL exit code passthrough: $rc"; fail=$((fail + 1)); }

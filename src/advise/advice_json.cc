@@ -46,7 +46,8 @@ json candidate_json(const Candidate& c) {
     jobs.push_back({{"name", j.name}, {"plan", plan_json(j.plan)}, {"time_s", j.time_s}, {"cost_usd", j.cost_usd},
                     {"bottleneck", j.bottleneck}, {"bottleneck_share", j.bottleneck_share}});
   for (const auto& s : c.services)
-    services.push_back({{"name", s.name}, {"tp", s.option.tp}, {"concurrency_per_replica", s.option.concurrency},
+    services.push_back({{"name", s.name}, {"engine", s.engine}, {"tp", s.option.tp}, {"concurrency_per_replica", s.option.concurrency},
+                        {"replica_rps", s.option.replica_rps}, {"headroom", s.option.headroom},
                         {"replicas_peak", s.option.replicas_peak}, {"replicas_min", s.option.replicas_min},
                         {"gpus_peak", s.option.gpus_peak}, {"gpus_min", s.option.gpus_min}, {"ttft_s", s.option.ttft_s},
                         {"tpot_s", s.option.tpot_s}, {"ttft_target_s", s.target.ttft_s}, {"tpot_target_s", s.target.tpot_s},

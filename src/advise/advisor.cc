@@ -101,7 +101,7 @@ GpuPlans plan_gpu(const AdviseRequest& req, const Gpu& gpu, const EfficiencyTabl
   Gpu margin = gpu;
   margin.memory_bytes *= 1 - headroom.fraction;
   for (const InferenceService& s : req.inference)
-    g.services.push_back(plan_serving(s.model, s.workload, margin, table.for_gpu(gpu), default_cluster(gpu), s.target));
+    g.services.push_back(plan_serving(s.model, s.workload, margin, table.for_gpu(gpu), default_cluster(gpu), s.target, s.engine));
   return g;
 }
 
@@ -130,7 +130,7 @@ bool add_services(Candidate& c, const AdviseRequest& req, const GpuPlans& plans)
       reject(c, "latency", sentence("{} cannot meet its latency targets: {}.", {fact::text("notes/service", s.name), fact::text("notes/latency", why)}));
       return false;
     }
-    c.services.push_back({s.name, *sp.best, s.target, 0, 0});
+    c.services.push_back({s.name, *sp.best, s.target, 0, 0, s.engine.id});
   }
   return true;
 }

@@ -41,6 +41,7 @@ struct ServicePlan {
   ServiceTarget target;
   double usd_per_month = 0;
   double usd_per_million_tokens = 0;
+  std::string engine;  // the serving engine the plan assumes
 };
 
 struct Candidate {

@@ -62,10 +62,13 @@ void job_reasons(Advice& a) {
     const ServicePlan& sp = r.services[s];
     const std::string at = fmt::format("/recommendation/services/{}/", s);
     a.reasons.push_back(sentence(
-        "{}: {} replica(s) of TP {} at the peak of {} requests a second, {} at the average of {}; {} requests in flight per "
-        "replica decode at {} a token (target {}), first token in {} (target {}); about {} per million output tokens.",
-        {fact::text(at + "name", sp.name), fact::count(at + "replicas_peak", static_cast<double>(sp.option.replicas_peak)),
+        "{} under {}: {} replica(s) of TP {} at the peak of {} requests a second ({} of their capacity left as headroom), "
+        "{} at the average of {}; {} requests in flight per replica decode at {} a token at p99 (target {}), first token "
+        "in {} at p99 (target {}); about {} per million output tokens.",
+        {fact::text(at + "name", sp.name), fact::text(at + "engine", sp.engine),
+         fact::count(at + "replicas_peak", static_cast<double>(sp.option.replicas_peak)),
          fact::count(at + "tp", static_cast<double>(sp.option.tp)), fact::number(at + "peak_rps", sp.target.peak_rps),
+         fact::percent(at + "headroom", sp.option.headroom),
          fact::count(at + "replicas_min", static_cast<double>(sp.option.replicas_min)), fact::number(at + "average_rps", sp.target.average_rps),
          fact::count(at + "concurrency_per_replica", static_cast<double>(sp.option.concurrency)), fact::seconds(at + "tpot_s", sp.option.tpot_s),
          fact::seconds(at + "tpot_target_s", sp.target.tpot_s), fact::seconds(at + "ttft_s", sp.option.ttft_s),

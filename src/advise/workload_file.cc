@@ -163,9 +163,14 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
 Result<InferenceService> parse_service(const toml::table& t, const std::string& where, const std::string& dir) {
   TomlFields f(t, where);
   if (auto s = f.only_keys({"name", "model", "precision", "kv_precision", "flash_attention", "prompt_tokens",
-                            "output_tokens", "peak_rps", "average_rps", "ttft_target_s", "tpot_target_s"}))
+                            "output_tokens", "peak_rps", "average_rps", "ttft_target_s", "tpot_target_s", "engine"}))
     return *s;
   InferenceService s;
+  auto engine = f.optional_string("engine");
+  if (!engine) return engine.error();
+  auto en = EngineCatalog::builtin().find(engine->value_or(kDefaultEngineId), f.field("engine"));
+  if (!en) return en.error();
+  s.engine = *en;
   auto name = f.string("name");
   if (!name) return name.error();
   s.name = *name;

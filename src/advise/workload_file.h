@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
 #include "hardware/gpu.h"
 #include "hardware/prices.h"
 #include "model/model.h"
@@ -33,6 +34,7 @@ struct InferenceService {
   ModelSpec model;
   Workload workload;  // weight and KV precision
   ServiceTarget target;
+  Engine engine;      // `engine = "id"`, else vLLM
 };
 
 // Ways to get GPUs: the rental modes of prices.h and "buy".

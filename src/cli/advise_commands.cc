@@ -3,14 +3,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <ctime>
-#include <fstream>
 #include <unistd.h>
 
 #include "advise/advice_json.h"
 #include "advise/advisor.h"
 #include "cli/common.h"
+#include "planner/autoscale.h"
 #include "cli/workload_flags.h"
 #include "cost/cost_model.h"
 #include "data/embedded.h"
@@ -19,8 +21,12 @@
 #include "report/html_report.h"
 #include "report/table.h"
 #include "util/checked.h"
+#include "util/escape.h"
 #include "util/limits.h"
+#include "util/output_file.h"
 #include "util/text_file.h"
+#include "util/version.h"
+#include "validation/validation.h"
 #include "util/units.h"
 
 namespace gpuplan::cli {
@@ -300,13 +306,61 @@ int run_cost(Context& ctx, const CostFlags& f) {
 
 // ---- advise --------------------------------------------------------------------------------
 struct AdviseFlags {
-  std::string file, html;
-  double headroom = kUnset;
+  std::string file, html, emit;
+  double headroom = kUnset, scale_at = 0.8;
   bool json = false, markdown = false;
 };
 
+// `--emit k8s`: one HorizontalPodAutoscaler per service of the recommendation, as YAML documents.
+int emit_k8s(const AdviseRequest& req, const Advice& a, double scale_at) {
+  if (!a.recommendation) return fail(make_error("--emit", "no GPU option meets every constraint, so there is nothing to scale"));
+  if (a.recommendation->services.empty()) return fail(make_error("--emit", "the workload has no [[inference]] service to autoscale"));
+  std::string out;
+  for (size_t k = 0; k < a.recommendation->services.size(); ++k) {
+    const ServicePlan& sp = a.recommendation->services[k];
+    const AutoscalePolicy p = autoscale_policy(sp.name, sp.option, req.inference[k].engine, scale_at);
+    out += fmt::format("---\n# {}: {} x {} per replica (TP {}), {} to {} replicas for {:.3g} to {:.3g} requests/s.\n"
+                       "# Scales on {} (requests in flight per replica) at {:.0f}, {:.0f}% of the {:.1f} one replica holds\n"
+                       "# at {:.3g} requests/s, the most that meets p99 TTFT {} and TPOT {}.\n",
+                       sp.name, sp.option.tp, a.recommendation->gpu, sp.option.tp, p.min_replicas, p.max_replicas,
+                       sp.target.average_rps, sp.target.peak_rps, p.metric, p.target_in_flight, scale_at * 100,
+                       p.capacity_in_flight, sp.option.replica_rps, format_seconds(sp.target.ttft_s),
+                       format_seconds(sp.target.tpot_s));
+    out += to_yaml(hpa_manifest(p));
+  }
+  fmt::print("{}", out);
+  return 0;
+}
+
 int64_t today_days() {
   return static_cast<int64_t>(std::time(nullptr) / 86400);
+}
+
+// The spread of actual over estimated training time across the published training rows: the
+// 10th and 90th percentiles of the ratio.
+std::optional<ErrorBand> training_time_band(const Catalog& catalog, const EfficiencyTable& table) {
+  auto report = run_builtin_validation(catalog, table);
+  if (!report) return std::nullopt;
+  std::vector<double> ratios;
+  for (const auto& row : report->rows) {
+    if (row.section != "training" || row.published <= 0 || row.predicted <= 0) continue;
+    const bool is_time = row.metric == "step_time_s" || row.metric == "gpu_hours";
+    ratios.push_back(is_time ? row.published / row.predicted : row.predicted / row.published);
+  }
+  if (ratios.size() < 5) return std::nullopt;
+  std::sort(ratios.begin(), ratios.end());
+  auto at = [&](double q) { return ratios[static_cast<size_t>(q * (ratios.size() - 1) + 0.5)]; };
+  return ErrorBand{std::min(1.0, at(0.1)), std::max(1.0, at(0.9)),
+                   fmt::format("10th to 90th percentile over {} published training runs in `gpuplan validate`", ratios.size())};
+}
+
+std::string today_iso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
 }
 
 int run_advise(Context& ctx, const AdviseFlags& f) {
@@ -330,10 +384,15 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   if (!table) return fail(table.error());
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
   if (!headroom) return fail(headroom.error());
+  if (!f.emit.empty() && f.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + f.emit + "'"));
+  if (!(f.scale_at > 0.05 && f.scale_at <= 1)) return fail(make_error("--scale-at", "must be above 0.05 and at most 1"));
   Progress progress("advising");
   const Advice a = advise(*req, **catalog, **prices, **table, Platform::builtin(), AdviseOptions{*headroom}, progress.callback());
   if (!f.html.empty()) {
     ReportFigures fig;
+    fig.generated_on = today_iso();
+    fig.version = version_line();
+    fig.time_band = training_time_band(**catalog, **table);
     MemoryEstimate mem;
     RooflineReport roof;
     if (a.recommendation) {
@@ -361,20 +420,18 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
       fig.memory = &mem;
       fig.roofline = &roof;
     }
-    std::ofstream out(f.html, std::ios::binary);
-    if (!out) return fail(make_error("--html", "cannot write " + f.html));
-    out << render_html(*req, a, fig);
-    if (!out) return fail(make_error("--html", "write to " + f.html + " failed"));
+    if (auto e = write_output_file(f.html, render_html(*req, a, fig), "--html")) return fail(*e);
   }
+  if (f.emit == "k8s") return emit_k8s(*req, a, f.scale_at);
   if (f.json) return print_json(advice_json(*req, a), "workload");
   if (f.markdown) {
     fmt::print("{}", render_markdown(*req, a));
     return 0;
   }
-  fmt::print("{}\n\n", req->name);
+  fmt::print("{}\n\n", printable(req->name));
   if (a.recommendation) {
     const Candidate& r = *a.recommendation;
-    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, r.gpu, to_string(r.tier), r.how());
+    fmt::print("Recommendation: {} x {} ({}), {}\n", r.gpus, printable(r.gpu), to_string(r.tier), printable(r.how()));
     for (const auto& reason : a.reasons) fmt::print("{}", fit_width(reason.text, "  - ", "    "));
     if (!a.caveats.empty()) fmt::print("Caveats:\n");
     for (const auto& c : a.caveats) fmt::print("{}", fit_width(c.text, "  - ", "    "));
@@ -392,7 +449,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
   fmt::print("\nRejected ({}):\n", a.rejected.size());
   for (const auto& c : a.rejected)
     fmt::print("{}", fit_width(fmt::format("{} ({}) [{}]: {}", c.gpu, c.how(), c.rule, c.why.text), "  ", "    "));
-  if (!f.html.empty()) fmt::print("\nReport written to {}\n", f.html);
+  if (!f.html.empty()) fmt::print("\nReport written to {}\n", printable(f.html));
   return 0;
 }
 
@@ -437,6 +494,9 @@ std::vector<Command> advise_commands() {
          sub.add_flag("--json", f->json, "JSON output");
          sub.add_flag("--markdown", f->markdown, "Markdown output");
          sub.add_option("--html", f->html, "also write a self-contained HTML report with charts")->option_text("FILE");
+         sub.add_option("--emit", f->emit, "k8s: write each service's autoscaler (HorizontalPodAutoscaler YAML) to standard output");
+         sub.add_option("--scale-at", f->scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")
+             ->capture_default_str();
          add_headroom_flag(sub, f->headroom);
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_advise(ctx, *f); }; });
        }},

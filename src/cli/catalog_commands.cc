@@ -1,7 +1,8 @@
-// `gpuplan gpus`, `gpuplan models` and `gpuplan stacks`: what the catalogs hold.
+// `gpuplan gpus`, `gpuplan models`, `gpuplan stacks` and `gpuplan engines`: what the catalogs hold.
 #include <fmt/format.h>
 
 #include "cli/common.h"
+#include "engine/engine.h"
 #include "model/presets.h"
 #include "stack/stack.h"
 #include "report/json_report.h"
@@ -141,6 +142,42 @@ int run_stacks(bool json) {
   return 0;
 }
 
+nlohmann::json format_table_json(const FormatTable& t) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [arch, formats] : t.by_architecture)
+    for (const auto& [f, v] : formats) j[arch][f] = v;
+  return j;
+}
+
+int run_engines(bool json) {
+  const EngineCatalog& c = EngineCatalog::builtin();
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& e : c.engines())
+      arr.push_back({{"id", e.id}, {"name", e.name},
+                     {"decode_bandwidth", format_table_json(e.decode_bandwidth)},
+                     {"prefill_matmul", format_table_json(e.prefill_matmul)},
+                     {"attention_relative", e.attention_relative},
+                     {"step_overhead_s", e.step_overhead_s}, {"request_overhead_s", e.request_overhead_s},
+                     {"cuda_graphs", e.cuda_graphs}, {"graph_kernel_overhead_s", e.graph_kernel_overhead_s},
+                     {"continuous_batching", e.continuous_batching}, {"chunked_prefill", e.chunked_prefill},
+                     {"max_batched_tokens", e.max_batched_tokens}, {"max_num_seqs", e.max_num_seqs},
+                     {"prefix_caching", e.prefix_caching}, {"gpu_memory_utilization", e.gpu_memory_utilization},
+                     {"kv_block_tokens", e.kv_block_tokens}, {"profile_run_peak", e.profile_run_peak},
+                     {"autoscale_metric", e.autoscale_metric}, {"notes", e.notes},
+                     {"source", e.source}, {"source_date", e.source_date}});
+    return print_json(arr, "engines");
+  }
+  TextTable t({"id", "name", "batching", "KV budget", "block", "token budget", "CUDA graphs", "step overhead"});
+  for (const auto& e : c.engines())
+    t.add_row({e.id, e.name, e.continuous_batching ? (e.chunked_prefill ? "continuous, chunked prefill" : "continuous") : "static",
+               fmt::format("{:.0f}%", e.gpu_memory_utilization * 100), std::to_string(e.kv_block_tokens),
+               std::to_string(e.max_batched_tokens), e.cuda_graphs ? "yes" : "no", format_seconds(e.step_overhead_s)});
+  fmt::print("{}", t.render());
+  fmt::print("Default: {}. Figures and their sources: `gpuplan engines --json`.\n", kDefaultEngineId);
+  return 0;
+}
+
 }  // namespace
 
 std::vector<Command> catalog_commands() {
@@ -164,6 +201,12 @@ std::vector<Command> catalog_commands() {
          auto json = std::make_shared<bool>(false);
          sub.add_flag("--json", *json, "JSON output");
          sub.callback([&run, json] { run = [json] { return run_stacks(*json); }; });
+       }},
+      {"engines", "List the serving engines (batching, KV-cache budget, kernel efficiencies, fixed costs)",
+       [](CLI::App& sub, Context&, std::function<int()>& run) {
+         auto json = std::make_shared<bool>(false);
+         sub.add_flag("--json", *json, "JSON output");
+         sub.callback([&run, json] { run = [json] { return run_engines(*json); }; });
        }},
   };
 }

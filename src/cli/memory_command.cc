@@ -5,6 +5,7 @@
 #include "cli/workload_flags.h"
 #include "memory/fit.h"
 #include "perf/comm.h"
+#include "perf/inference.h"
 #include "planner/fit_search.h"
 #include "report/json_report.h"
 #include "report/table.h"
@@ -16,7 +17,7 @@ namespace {
 
 struct MemoryFlags {
   WorkloadFlags w;
-  std::string gpu;
+  std::string gpu, engine;
   double headroom = kUnset;
   bool json = false;
 };
@@ -57,6 +58,14 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   } else if (!f.w.stack.empty()) {
     return fail(make_error("--stack", "names a training stack; inference memory does not depend on one"));
   }
+  std::optional<Engine> engine;
+  if (w.task == Task::infer) {
+    auto e = EngineCatalog::builtin().find(f.engine.empty() ? kDefaultEngineId : f.engine);
+    if (!e) return fail(e.error());
+    engine = *e;
+  } else if (!f.engine.empty()) {
+    return fail(make_error("--engine", "names a serving engine; it applies to --task infer"));
+  }
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
   std::optional<Gpu> gpu;
@@ -88,9 +97,18 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
       }
     }
   }
+  // The engine's own KV-cache budget on this card: what it allocates, whatever the batch asked for.
+  std::optional<InferenceMemory> kv;
+  if (engine && gpu && w.seq > 0) kv = inference_memory(model, w, {w.seq, 0, 1}, *gpu, eff, *engine);
   if (f.json) {
     nlohmann::json j = memory_json(model, w, e, gpu ? &*gpu : nullptr, fit, split);
     j["stack"] = stack ? nlohmann::json(stack->id) : nlohmann::json(nullptr);
+    j["engine"] = engine ? nlohmann::json(engine->id) : nlohmann::json(nullptr);
+    if (kv)
+      j["engine_kv_cache"] = {{"budget_bytes", kv->kv_budget_bytes}, {"tokens", kv->kv_capacity_tokens},
+                              {"profile_peak_bytes", kv->profile_peak_bytes},
+                              {"gpu_memory_utilization", engine->gpu_memory_utilization},
+                              {"sequences", w.seq > 0 ? kv->kv_capacity_tokens / w.seq : 0}};
     j["memory_per_gpu_bytes"] = static_cast<int64_t>(e.nvidia_smi());
     j["headroom"] = {{"fraction", headroom->fraction}, {"basis", headroom->basis}};
     if (fit) {
@@ -105,6 +123,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
   }
   fmt::print("{}", fit_width(describe(model, w)));
   if (stack) fmt::print("Stack: {} ({}).\n", stack->id, stack->name);
+  if (engine) fmt::print("Engine: {} ({}).\n", engine->id, engine->name);
   print_model_caveats(model);
   if (w.par.gpus() > 1)
     fmt::print("Split over {} GPUs: tp {} x pp {} x dp {}{}, ZeRO-{}. Figures are per GPU.\n", w.par.gpus(),
@@ -158,6 +177,11 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
       fmt::print("No power-of-two split up to 4096 GPUs makes it fit this card with the headroom kept.\n");
     }
   }
+  if (kv)
+    fmt::print("{} budgets {:.0f}% of the card: after the weights{} its KV cache holds {} tokens ({}), {} sequences of {} tokens.\n",
+               engine->id, engine->gpu_memory_utilization * 100,
+               kv->profile_peak_bytes > 0 ? fmt::format(" and a {} profiling peak", format_bytes(kv->profile_peak_bytes)) : "",
+               kv->kv_capacity_tokens, format_bytes(kv->kv_budget_bytes), w.seq > 0 ? kv->kv_capacity_tokens / w.seq : 0, w.seq);
   return 0;
 }
 
@@ -169,6 +193,7 @@ std::vector<Command> memory_commands() {
              auto f = std::make_shared<MemoryFlags>();
              add_workload_flags(sub, f->w);
              add_stack_flag(sub, f->w);
+             sub.add_option("--engine", f->engine, "with --task infer: the serving engine whose KV-cache budget to show (default vllm)");
              sub.add_option("--gpu", f->gpu, "catalog GPU id: say whether it fits, and the largest batch");
              add_headroom_flag(sub, f->headroom);
              sub.add_flag("--json", f->json, "JSON output");

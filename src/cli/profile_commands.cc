@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "cli/common.h"
@@ -17,6 +18,8 @@
 #include "util/text_file.h"
 #include "report/table.h"
 #include "util/terminal.h"
+#include "util/escape.h"
+#include "util/output_file.h"
 #include "util/units.h"
 #include "util/utf8.h"
 
@@ -27,7 +30,7 @@ namespace {
 using nlohmann::json;
 
 struct ProfileFlags {
-  std::string interval = "100ms", out = "gpuplan-profile", step_regex, epoch_regex, nvml_lib = "libnvidia-ml.so.1";
+  std::string interval = "100ms", out, step_regex, epoch_regex, nvml_lib = "libnvidia-ml.so.1";
   std::string model, gpu, task = "full", precision = "bf16";
   int64_t batch = 0, seq = 0, gpus = 1;
   bool json = false;
@@ -120,19 +123,22 @@ int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
   auto r = run_profile(o);
   if (!r) return fail(r.error());
   const json& s = r->summary;
-  if (!f.json_out.empty()) {
-    FILE* out = std::fopen(f.json_out.c_str(), "w");
-    if (!out) return fail(make_error("--json-out", "cannot write " + valid_utf8(f.json_out)));
-    std::fputs((json_text(s, 2) + "\n").c_str(), out);
-    std::fclose(out);
-  }
+  // The command's exit code is returned; a profile that could not be written (a full disk) turns
+  // a success into 1, with the reason on stderr.
+  std::vector<Error> errors = r->write_errors;
+  if (!f.json_out.empty())
+    if (auto e = write_output_file(f.json_out, json_text(s, 2) + "\n", "--json-out")) errors.push_back(*e);
+  auto finish = [&] {
+    for (const auto& e : errors) fmt::print(stderr, "gpuplan: error: {}\n", printable(e.to_string()));
+    return errors.empty() || r->exit_code != 0 ? r->exit_code : 1;
+  };
   if (f.json) {
-    fmt::print("{}\n", json_text(s, 2));
-    std::fflush(stdout);
-    return r->exit_code;
+    const std::string text = json_text(s, 2) + "\n";
+    if (const int e = write_fully(1, text.data(), text.size())) errors.push_back(make_error("stdout", std::strerror(e)));
+    return finish();
   }
   // The child owns stdout; gpuplan reports on stderr.
-  fmt::print(stderr, "\n== gpuplan profile: {} (exit {}), {:.1f} s ==\n", s["command"].get<std::string>(), r->exit_code,
+  fmt::print(stderr, "\n== gpuplan profile: {} (exit {}), {:.1f} s ==\n", printable(s["command"].get<std::string>()), r->exit_code,
              s["wall_s"].get<double>());
   const json& st = s["steps"];
   if (st["count"].get<int64_t>() > 0 && !st["median_s"].is_null())
@@ -143,10 +149,10 @@ int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
   for (const auto& e : s["epochs"]) fmt::print(stderr, "epoch {}: {}\n", e["index"].get<int>(), format_seconds(e["duration_s"].get<double>()));
   fmt::print(stderr, "host: process tree used {:.0f}% CPU on average (100% = one core), peak RSS {}\n",
              s["host"]["cpu_percent_mean"].get<double>(), format_bytes(s["host"]["rss_peak_bytes"].get<double>()));
-  if (!s["gpu_unavailable"].is_null()) fmt::print(stderr, "gpu: {}\n", s["gpu_unavailable"].get<std::string>());
+  if (!s["gpu_unavailable"].is_null()) fmt::print(stderr, "gpu: {}\n", printable(s["gpu_unavailable"].get<std::string>()));
   for (const auto& g : s["gpus"])
     fmt::print(stderr, "gpu {} {}: busy {}% of the time (kernel-active, not SM occupancy), peak memory {}, {} W mean, {:.0f} J, max {} C\n",
-               g["index"].get<int>(), g["name"].get<std::string>(),
+               g["index"].get<int>(), printable(g["name"].get<std::string>()),
                g["util_mean"].is_null() ? "?" : fmt::format("{:.0f}", g["util_mean"].get<double>()),
                format_bytes(g["memory_peak_bytes"].get<double>()),
                g["power_mean_w"].is_null() ? "?" : fmt::format("{:.0f}", g["power_mean_w"].get<double>()), g["energy_j"].get<double>(),
@@ -155,9 +161,10 @@ int run_profile_cmd(Context& ctx, const ProfileFlags& f) {
     fmt::print(stderr, "predicted step {} vs measured {}: measured/predicted = {:.2f}\n", format_seconds(s["predicted"]["step_time_s"].get<double>()),
                format_seconds(st["median_s"].get<double>()), s["predicted"]["measured_over_predicted"].get<double>());
   for (const auto& d : s["diagnosis"])
-    fmt::print(stderr, "* {}: {}\n  -> {}\n", d["finding"].get<std::string>(), d["evidence"].get<std::string>(), d["advice"].get<std::string>());
-  fmt::print(stderr, "trace: {}, summary: {}/summary.json\n", s["trace"].get<std::string>(), f.out);
-  return r->exit_code;
+    fmt::print(stderr, "* {}: {}\n  -> {}\n", d["finding"].get<std::string>(), printable(d["evidence"].get<std::string>()),
+               d["advice"].get<std::string>());
+  fmt::print(stderr, "trace: {}, summary: {}/summary.json\n", printable(s["trace"].get<std::string>()), printable(r->out_dir));
+  return finish();
 }
 
 int run_doctor(Context& ctx, const std::string& nvml_lib, bool json_out) {
@@ -199,12 +206,8 @@ int run_bench(Context& ctx, const std::string& calibration_out, bool json_out) {
     fmt::print(stderr, "gpuplan: {}\n", r.error().message);
     return 1;
   }
-  if (!calibration_out.empty()) {
-    FILE* f = std::fopen(calibration_out.c_str(), "w");
-    if (!f) return fail(make_error("--write-calibration", "cannot write " + calibration_out));
-    std::fputs(calibration_toml(*r).c_str(), f);
-    std::fclose(f);
-  }
+  if (!calibration_out.empty())
+    if (auto e = write_output_file(calibration_out, calibration_toml(*r), "--write-calibration")) return fail(*e);
   if (json_out) {
     return print_json(bench_json(*r), "bench");
   }
@@ -221,7 +224,7 @@ std::vector<Command> profile_commands() {
        [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
          auto f = std::make_shared<ProfileFlags>();
          sub.add_option("--interval", f->interval, "sampling interval, e.g. 100ms or 1s")->capture_default_str();
-         sub.add_option("--out", f->out, "folder for trace.jsonl and summary.json")->capture_default_str();
+         sub.add_option("--out", f->out, "new or empty folder for trace.jsonl and summary.json (default: a new gpuplan-profile/DATE-TIME)");
          sub.add_option("--step-regex", f->step_regex, "regex matching a step line (first group: step number)");
          sub.add_option("--epoch-regex", f->epoch_regex, "regex matching an epoch line (first group: epoch number)");
          sub.add_option("--nvml-lib", f->nvml_lib, "NVML library to load")->capture_default_str();

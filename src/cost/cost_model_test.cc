@@ -50,7 +50,8 @@ TEST(CostModel, ReservationsBillTheWholeTermBusyOrNot) {
 }
 
 TEST(CostModel, SpotRedoesTheWorkItsInterruptionsLose) {
-  const CostOption* spot = option(report("h100-sxm", 8, 730), "spot", "marketplace");
+  const CostReport spot_report = report("h100-sxm", 8, 730);
+  const CostOption* spot = option(spot_report, "spot", "marketplace");
   ASSERT_NE(spot, nullptr);
   const RentalCost& r = *spot->rental;
   EXPECT_GT(r.expected_interruptions, 0);
@@ -67,7 +68,8 @@ TEST(CostModel, OnDemandBeyondOneNodeIsOverCapacity) {
 
 // One H100 SXM cannot be bought alone: the purchase is a 4-GPU HGX board in a server.
 TEST(CostModel, SxmModulesAreBoughtOnBoardsInServers) {
-  const CostOption* buy = option(report("h100-sxm", 1, 730), "buy");
+  const CostReport buy_report = report("h100-sxm", 1, 730);
+  const CostOption* buy = option(buy_report, "buy");
   ASSERT_NE(buy, nullptr);
   const OwnershipTco& t = *buy->tco;
   EXPECT_EQ(t.housing.gpus, 4);
@@ -79,7 +81,8 @@ TEST(CostModel, SxmModulesAreBoughtOnBoardsInServers) {
 }
 
 TEST(CostModel, TcoCountsEveryCostAndTheResale) {
-  const CostOption* buy = option(report("h100-sxm", 16, 730), "buy");
+  const CostReport buy_report = report("h100-sxm", 16, 730);
+  const CostOption* buy = option(buy_report, "buy");
   ASSERT_NE(buy, nullptr);
   const OwnershipTco& t = *buy->tco;
   const OwnershipCosts& o = book().ownership();
@@ -98,12 +101,14 @@ TEST(CostModel, TcoCountsEveryCostAndTheResale) {
 }
 
 TEST(CostModel, ConsumerCardsGoInAnOfficeBoxUntilTheyOutgrowIt) {
-  const CostOption* small = option(report("rtx-4090", 2, 100), "buy");
+  const CostReport small_report = report("rtx-4090", 2, 100);
+  const CostOption* small = option(small_report, "buy");
   ASSERT_NE(small, nullptr);
   EXPECT_TRUE(small->tco->housing.office);
   EXPECT_EQ(small->tco->colocation_usd_per_month, 0);
   EXPECT_EQ(small->tco->price.condition, "used");  // discontinued: the street price is used
-  const CostOption* big = option(report("rtx-4090", 16, 730), "buy");
+  const CostReport big_report = report("rtx-4090", 16, 730);
+  const CostOption* big = option(big_report, "buy");
   ASSERT_NE(big, nullptr);
   EXPECT_FALSE(big->tco->housing.office);  // four boxes need a rack
 }

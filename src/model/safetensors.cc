@@ -14,12 +14,13 @@ using nlohmann::json;
 void TensorInventory::add(TensorInfo t) {
   parameters += t.elements;
   bytes += t.bytes;
+  // Kept up to date per tensor: recounting every tensor on each add made reading a sharded
+  // model's headers quadratic in its tensor count.
+  const double held = bytes_by_dtype[t.dtype] += t.bytes;
+  if (dominant_dtype.empty() || held > bytes_by_dtype[dominant_dtype] ||
+      (held == bytes_by_dtype[dominant_dtype] && t.dtype < dominant_dtype))
+    dominant_dtype = t.dtype;
   tensors.push_back(std::move(t));
-  std::map<std::string, double> by_dtype;
-  for (const auto& x : tensors) by_dtype[x.dtype] += x.bytes;
-  double best = -1;
-  for (const auto& [d, b] : by_dtype)
-    if (b > best) best = b, dominant_dtype = d;
 }
 
 namespace {

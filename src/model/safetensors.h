@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +26,9 @@ struct TensorInventory {
   int64_t parameters = 0;
   double bytes = 0;
   std::string dominant_dtype;  // by bytes
+  std::map<std::string, double> bytes_by_dtype;
 
-  void add(TensorInfo t);
+  void add(TensorInfo t);  // constant time in the number of tensors already held
 };
 
 // The spec caps the JSON header at 100 MB.

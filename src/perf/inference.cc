@@ -10,8 +10,14 @@
 namespace gpuplan {
 
 InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, const InferenceRequest& r,
-                                     const Gpu& gpu, const Efficiency& eff, const Cluster& cluster) {
+                                     const Gpu& gpu, const Efficiency& gpu_eff, const Cluster& cluster, const Engine& engine) {
   InferenceEstimate e;
+  e.engine = engine.id;
+  // Prefill runs the engine's GEMMs, decode its memory-bound kernels (and, under CUDA graphs, its
+  // cheaper launches); the expert and link layout below depends only on the GPU's table.
+  const Efficiency& eff = gpu_eff;
+  const Efficiency pre_eff = engine.prefill_efficiency(gpu_eff, gpu, w.precision);
+  const Efficiency dec_eff = engine.decode_efficiency(gpu_eff, gpu, w.precision);
   const double tp = static_cast<double>(w.par.tp);
   const Precision p = w.precision;
   ForwardShape s;
@@ -33,7 +39,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   e.ep_link = expert_all_to_all(m, w, s, gpu, eff, cluster).link;
   const double layers = static_cast<double>(m.layers);
 
-  auto forward_time = [&](const ForwardShape& shape, double* weight_s, double* kv_s, double* compute_s,
+  auto forward_time = [&](const ForwardShape& shape, const Efficiency& eff, double* weight_s, double* kv_s, double* compute_s,
                           double* comm_s, double* overhead_s) {
     double total = 0;
     for (const Op& op : block_forward_ops(m, shape)) {
@@ -62,7 +68,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   pre.tokens = static_cast<double>(r.prompt_tokens) * static_cast<double>(r.concurrency);
   pre.kv_len = static_cast<double>(r.prompt_tokens);
   pre.causal_halving = true;
-  e.ttft_s = forward_time(pre, nullptr, nullptr, nullptr, nullptr, nullptr);
+  e.request_overhead_s = engine.request_overhead_s;
+  e.ttft_s = forward_time(pre, pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr) + engine.step_overhead_s +
+             engine.request_overhead_s;
   e.prefill_tokens_per_s = pre.tokens / e.ttft_s;
 
   // Decode: one token for each of `concurrency` sequences, attending to the average context.
@@ -72,8 +80,10 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   dec.kv_len = static_cast<double>(r.prompt_tokens) + static_cast<double>(r.output_tokens) / 2.0;
   dec.kv_cache_read = true;
   dec.causal_halving = false;
-  e.tpot_s = forward_time(dec, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
-                          &e.decode_comm_s, &e.decode_overhead_s);
+  e.decode_overhead_s = engine.step_overhead_s;
+  e.tpot_s = forward_time(dec, dec_eff, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
+                          &e.decode_comm_s, &e.decode_overhead_s) +
+             engine.step_overhead_s;
   e.e2e_latency_s = e.ttft_s + std::max<int64_t>(0, r.output_tokens - 1) * e.tpot_s;
   e.output_tokens_per_s = 1.0 / e.tpot_s;
   e.total_output_tokens_per_s = r.concurrency / e.tpot_s;
@@ -82,7 +92,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
 }
 
 InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const InferenceRequest& r, const Gpu& gpu,
-                                 const Efficiency& eff) {
+                                 const Efficiency& eff, const Engine& engine) {
   InferenceMemory out;
   Workload mw = w;
   mw.task = Task::infer;
@@ -92,6 +102,20 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   const MemoryEstimate mem = estimate_memory(m, mw, eff);
   out.weight_bytes_per_gpu = mem.weights;
   out.kv_bytes_per_token = mem.kv_cache / static_cast<double>(mw.seq);
+  // The engine's budget: a max_batched_tokens forward (one sequence) gives the activation peak it
+  // profiles; what its share of the card leaves after weights, that peak and the runtime's own
+  // memory is the KV cache.
+  Workload pw = mw;
+  pw.seq = std::min<int64_t>(engine.max_batched_tokens, std::max<int64_t>(mw.seq, 1));
+  const MemoryEstimate peak = estimate_memory(m, pw, eff);
+  out.profile_peak_bytes = engine.profile_run_peak ? peak.activations + peak.workspace : 0;
+  const double runtime = mem.cuda_context + mem.comm_buffers;
+  out.kv_budget_bytes = std::max(0.0, usable_memory_bytes(gpu) * engine.gpu_memory_utilization - mem.weights -
+                                          out.profile_peak_bytes - runtime);
+  if (out.kv_bytes_per_token > 0) {
+    const auto blocks = static_cast<int64_t>(out.kv_budget_bytes / (out.kv_bytes_per_token * engine.kv_block_tokens));
+    out.kv_capacity_tokens = blocks * engine.kv_block_tokens;
+  }
   return out;
 }
 

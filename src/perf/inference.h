@@ -1,12 +1,14 @@
 // The inference performance model: prefill (compute-bound) gives time to first token; each decode
 // step reads every weight and the KV cache (memory-bound) and gives time per output token; then
 // per-request and total throughput; and, separately, the most concurrent sequences the KV cache allows.
+// The serving engine sets the kernel efficiencies and the fixed per-step and per-request costs.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "engine/engine.h"
 #include "hardware/efficiency.h"
 #include "hardware/gpu.h"
 #include "model/model.h"
@@ -30,8 +32,9 @@ struct InferenceEstimate {
   double prefill_tokens_per_s = 0;
   // Decode step split.
   double decode_weight_read_s = 0, decode_kv_read_s = 0, decode_compute_s = 0, decode_comm_s = 0,
-         decode_overhead_s = 0;
-  std::string tp_link, ep_link;
+         decode_overhead_s = 0;  // kernel launches plus the engine's per-step host time
+  double request_overhead_s = 0;  // the engine's fixed cost inside ttft_s
+  std::string tp_link, ep_link, engine;
 };
 
 // What serving the request costs in memory: the most concurrent sequences whose KV caches fit
@@ -40,13 +43,18 @@ struct InferenceEstimate {
 struct InferenceMemory {
   std::optional<int64_t> max_concurrency;  // largest batch of (prompt + output)-token sequences that fits
   double weight_bytes_per_gpu = 0, kv_bytes_per_token = 0;
+  // The engine's KV-cache budget: its share of the card (gpu_memory_utilization) less weights,
+  // CUDA context and, where it profiles one, the activation peak of a max_batched_tokens step,
+  // in whole blocks. 0 when nothing is left.
+  double kv_budget_bytes = 0, profile_peak_bytes = 0;
+  int64_t kv_capacity_tokens = 0;
 };
 
 // `w` carries the weight precision, KV precision and TP degree; micro_batch and seq are ignored
 // in favour of `r`. REQUIRES: w.validate(m) succeeded.
 InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, const InferenceRequest& r,
-                                     const Gpu& gpu, const Efficiency& eff, const Cluster& cluster);
+                                     const Gpu& gpu, const Efficiency& eff, const Cluster& cluster, const Engine& engine);
 InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const InferenceRequest& r, const Gpu& gpu,
-                                 const Efficiency& eff);
+                                 const Efficiency& eff, const Engine& engine);
 
 }  // namespace gpuplan

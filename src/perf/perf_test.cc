@@ -10,6 +10,10 @@
 namespace gpuplan {
 
 namespace {
+const Engine& vllm() {
+  static const Engine e = *EngineCatalog::builtin().find("vllm");
+  return e;
+}
 ModelSpec preset(const char* id) { return *Presets::builtin().find(id); }
 Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
 Efficiency eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g); }
@@ -145,7 +149,7 @@ TEST(Inference, DecodeIsBoundByWeightBytesOverBandwidth) {
   w.task = Task::infer;
   const Gpu h100 = gpu("h100-sxm");
   const ModelSpec m = preset("llama-3.1-8b");
-  const auto e = estimate_inference(m, w, {128, 128, 1}, h100, eff(h100), default_cluster(h100));
+  const auto e = estimate_inference(m, w, {128, 128, 1}, h100, eff(h100), default_cluster(h100), vllm());
   // 16 GB of bf16 weights at 3.35 TB/s is 4.8 ms; achievable bandwidth and launches add to it.
   EXPECT_GT(e.tpot_s, 16.06e9 / 3.35e12);
   EXPECT_LT(e.tpot_s, 3 * 16.06e9 / 3.35e12);
@@ -158,9 +162,9 @@ TEST(Inference, QuantisedWeightsDecodeFaster) {
   Workload w;
   w.task = Task::infer;
   w.precision = Precision::bf16;
-  const double bf16 = estimate_inference(m, w, {128, 128, 1}, g, eff(g), default_cluster(g)).tpot_s;
+  const double bf16 = estimate_inference(m, w, {128, 128, 1}, g, eff(g), default_cluster(g), vllm()).tpot_s;
   w.precision = Precision::int4;
-  const double int4 = estimate_inference(m, w, {128, 128, 1}, g, eff(g), default_cluster(g)).tpot_s;
+  const double int4 = estimate_inference(m, w, {128, 128, 1}, g, eff(g), default_cluster(g), vllm()).tpot_s;
   EXPECT_LT(int4, bf16 / 2);
 }
 
@@ -169,10 +173,10 @@ TEST(Inference, BatchingRaisesTotalThroughputAndKvLimitsConcurrency) {
   const ModelSpec m = preset("llama-3.1-8b");
   Workload w;
   w.task = Task::infer;
-  const auto one = estimate_inference(m, w, {1024, 256, 1}, g, eff(g), default_cluster(g));
-  const auto many = estimate_inference(m, w, {1024, 256, 32}, g, eff(g), default_cluster(g));
+  const auto one = estimate_inference(m, w, {1024, 256, 1}, g, eff(g), default_cluster(g), vllm());
+  const auto many = estimate_inference(m, w, {1024, 256, 32}, g, eff(g), default_cluster(g), vllm());
   EXPECT_GT(many.total_output_tokens_per_s, 10 * one.total_output_tokens_per_s);
-  const InferenceMemory mem = inference_memory(m, w, {1024, 256, 1}, g, eff(g));
+  const InferenceMemory mem = inference_memory(m, w, {1024, 256, 1}, g, eff(g), vllm());
   ASSERT_TRUE(mem.max_concurrency.has_value());
   // 80 GB less 16 GB of weights over 1,280 tokens x 128 KiB each: a few hundred sequences.
   EXPECT_GT(*mem.max_concurrency, 200);

@@ -2,45 +2,67 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/units.h"
 
 namespace gpuplan {
 
+ReplicaLoad replica_at_rate(const ServingSetup& setup, const ServiceTarget& t, double rps) {
+  Load load;
+  const auto n = std::clamp<int64_t>(static_cast<int64_t>(rps * kPlannerWindowS), kPlannerMinRequests, kPlannerMaxRequests);
+  load.requests = poisson_arrivals(n, rps, t.prompt_tokens, t.output_tokens, setup.seed);
+  auto r = simulate_serving(setup, load);
+  if (!r) return {};
+  return {r->ttft_s.p99 <= t.ttft_s && r->tpot_s.p99 <= t.tpot_s, r->ttft_s.p99, r->tpot_s.p99, r->mean_batch};
+}
+
 namespace {
 
-struct Point {
-  double ttft_s, tpot_s, rps;
-  bool stable;
-};
-
-// Little's law: a replica holding c requests, each in service for ttft + output x tpot, serves
-// c / that requests a second. Prefilling new arrivals takes that share of the GPU's time from
-// decoding, stretching the decode step by 1 / (1 - rps x prefill time).
-Point at_concurrency(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff, const Cluster& cl,
-                     const ServiceTarget& t, int64_t c, double prefill_one_s) {
-  const InferenceEstimate e = estimate_inference(m, w, {t.prompt_tokens, t.output_tokens, c}, gpu, eff, cl);
-  double tpot = e.tpot_s;
-  double rps = 0;
-  for (int i = 0; i < 8; ++i) {  // fixed point: rps depends on tpot, tpot on rps
-    rps = c / (prefill_one_s + t.output_tokens * tpot);
-    const double busy = rps * prefill_one_s;
-    if (busy >= 0.95) return {prefill_one_s, tpot, rps, false};
-    tpot = e.tpot_s / (1 - busy);
+// The highest rate one replica serves within the targets: double until it fails, then bisect.
+// Both stages are monotone in the rate, so the search ends, and the answer meets the targets.
+double max_replica_rate(const ServingSetup& setup, const ServiceTarget& t, double start_rps) {
+  double lo = 0, hi = start_rps;
+  for (int i = 0; i < 40 && replica_at_rate(setup, t, hi).meets; ++i) lo = hi, hi *= 2;
+  if (lo == 0) {  // even the starting rate fails: search below it
+    int i = 0;
+    for (; i < 40 && !replica_at_rate(setup, t, hi).meets; ++i) hi /= 2;
+    if (i == 40) return 0;
+    lo = hi, hi *= 2;
   }
-  return {prefill_one_s, tpot, rps, true};
+  for (int i = 0; i < 8; ++i) {  // to 0.4% of the bracket
+    const double mid = (lo + hi) / 2;
+    (replica_at_rate(setup, t, mid).meets ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// Why one request alone misses the targets, or empty.
+std::string single_request_check(const InferenceEstimate& one, const InferenceMemory& mem, const ServiceTarget& t,
+                                 int64_t tp, const Gpu& gpu) {
+  if (mem.kv_capacity_tokens < t.prompt_tokens + t.output_tokens)
+    return fmt::format("the weights and one {}-token KV cache do not fit {} x {} within the engine's memory budget",
+                       t.prompt_tokens + t.output_tokens, tp, gpu.id);
+  if (one.ttft_s > t.ttft_s)
+    return fmt::format("time to first token {} exceeds the {} target", format_seconds(one.ttft_s), format_seconds(t.ttft_s));
+  if (one.tpot_s > t.tpot_s)
+    return fmt::format("time per output token {} at one request exceeds the {} target", format_seconds(one.tpot_s),
+                       format_seconds(t.tpot_s));
+  return "";
 }
 
 }  // namespace
 
 ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gpu, const Efficiency& eff,
-                         const Cluster& cluster, const ServiceTarget& t) {
+                         const Cluster& cluster, const ServiceTarget& t, const Engine& engine) {
   ServingPlan plan;
   // Tensor parallelism up to the NVLink domain: 8 in an HGX node, more in a GB200/GB300 NVL72
-  // rack (the replica must also hold the model, which the search below checks).
+  // rack (the replica must also hold the model, which the checks below make).
   for (int64_t tp = 1; tp <= std::min<int64_t>(64, cluster.gpus_per_node); tp *= 2) {
     if (m.heads % tp != 0) continue;
+    // A replica this wide cannot need fewer GPUs than the best narrower plan.
+    if (plan.best && tp > plan.best->gpus_peak) break;
     Workload w = base;
     w.task = Task::infer;
     w.par.tp = tp;
@@ -48,38 +70,32 @@ ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gp
     w.par.dp = 1;
     ServingOption o;
     o.tp = tp;
-    const InferenceEstimate one = estimate_inference(m, w, {t.prompt_tokens, t.output_tokens, 1}, gpu, eff, cluster);
-    const InferenceMemory mem = inference_memory(m, w, {t.prompt_tokens, t.output_tokens, 1}, gpu, eff);
+    const InferenceRequest one_req{t.prompt_tokens, t.output_tokens, 1};
+    const InferenceEstimate one = estimate_inference(m, w, one_req, gpu, eff, cluster, engine);
+    const InferenceMemory mem = inference_memory(m, w, one_req, gpu, eff, engine);
     o.ttft_s = one.ttft_s;
     o.tpot_s = one.tpot_s;
-    if (!mem.max_concurrency) {
-      o.why_not = fmt::format("the weights and one {}-token KV cache do not fit {} x {}", t.prompt_tokens + t.output_tokens, tp, gpu.id);
-    } else if (one.ttft_s > t.ttft_s) {
-      o.why_not = fmt::format("time to first token {} exceeds the {} target", format_seconds(one.ttft_s), format_seconds(t.ttft_s));
-    } else if (one.tpot_s > t.tpot_s) {
-      o.why_not = fmt::format("time per output token {} at one request exceeds the {} target", format_seconds(one.tpot_s), format_seconds(t.tpot_s));
-    }
+    o.why_not = single_request_check(one, mem, t, tp, gpu);
     if (o.ok()) {
-      // Largest concurrency meeting the TPOT target, up to what memory allows (TPOT grows with c).
-      int64_t lo = 1, hi = *mem.max_concurrency;
-      Point best = at_concurrency(m, w, gpu, eff, cluster, t, 1, one.ttft_s);
-      if (!best.stable || best.tpot_s > t.tpot_s) {
-        o.why_not = "prefill of arriving requests leaves no time to decode within the TPOT target";
+      const ServingSetup setup = setup_for(engine, step_cost(m, w, gpu, eff, cluster, engine), mem.kv_capacity_tokens);
+      // Start the search where a static batch of 64 (or what the cache holds) would sit.
+      const int64_t c = std::clamp<int64_t>(mem.kv_capacity_tokens / (t.prompt_tokens + t.output_tokens), 1, 64);
+      const InferenceEstimate batch = estimate_inference(m, w, {t.prompt_tokens, t.output_tokens, c}, gpu, eff, cluster, engine);
+      o.replica_rps = max_replica_rate(setup, t, static_cast<double>(c) / batch.e2e_latency_s);
+      if (o.replica_rps <= 0) {
+        o.why_not = "no request rate meets the p99 targets";
       } else {
-        while (lo < hi) {
-          const int64_t mid = lo + (hi - lo + 1) / 2;
-          const Point p = at_concurrency(m, w, gpu, eff, cluster, t, mid, one.ttft_s);
-          if (p.stable && p.tpot_s <= t.tpot_s) lo = mid, best = p;
-          else hi = mid - 1;
-        }
-        o.concurrency = lo;
-        o.tpot_s = best.tpot_s;
-        o.replica_rps = best.rps;
-        o.replicas_peak = static_cast<int64_t>(std::ceil(t.peak_rps / best.rps));
-        o.replicas_min = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.average_rps / best.rps)));
+        o.replicas_peak = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.peak_rps / o.replica_rps)));
+        o.replicas_min = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.average_rps / o.replica_rps)));
         o.gpus_peak = o.replicas_peak * tp;
         o.gpus_min = o.replicas_min * tp;
-        o.tokens_per_s_per_gpu = best.rps * t.output_tokens / tp;
+        o.headroom = 1 - t.peak_rps / (static_cast<double>(o.replicas_peak) * o.replica_rps);
+        const ReplicaLoad at_peak = replica_at_rate(setup, t, t.peak_rps / static_cast<double>(o.replicas_peak));
+        o.ttft_s = at_peak.ttft_p99_s;
+        o.tpot_s = at_peak.tpot_p99_s;
+        o.concurrency = std::max<int64_t>(1, std::llround(at_peak.mean_batch));
+        o.in_flight_at_capacity = replica_at_rate(setup, t, o.replica_rps).mean_batch;
+        o.tokens_per_s_per_gpu = o.replica_rps * static_cast<double>(t.output_tokens) / static_cast<double>(tp);
       }
     }
     plan.options.push_back(o);

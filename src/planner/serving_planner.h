@@ -1,6 +1,7 @@
-// The serving planner: for each tensor-parallel degree, the most requests a replica can decode at
-// once while meeting the TTFT and TPOT targets (continuous batching, with prefill work stealing
-// decode time), hence the replicas needed at peak load and at average load.
+// The serving planner: for each tensor-parallel degree, the highest request rate one replica serves
+// with its p99 time to first token and time per output token within the targets (found by
+// bisection over the rate, each point a seeded run of the serving simulator under the engine's
+// scheduling rules), hence the fewest replicas at peak and at average load, and the headroom left.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,9 @@
 #include "hardware/gpu.h"
 #include "model/model.h"
 #include "perf/comm.h"
+#include "engine/engine.h"
 #include "perf/inference.h"
+#include "serving/simulator.h"
 #include "workload/workload.h"
 
 namespace gpuplan {
@@ -25,9 +28,11 @@ struct ServiceTarget {
 
 struct ServingOption {
   int64_t tp = 1;
-  int64_t concurrency = 0;        // requests in flight per replica
-  double ttft_s = 0, tpot_s = 0;  // at that concurrency, prefill interference included
-  double replica_rps = 0;         // requests per second one replica sustains
+  int64_t concurrency = 0;        // requests in flight per replica at the peak rate (mean batch)
+  double ttft_s = 0, tpot_s = 0;  // p99 at the peak rate per replica
+  double replica_rps = 0;         // the highest rate one replica serves within the p99 targets
+  double headroom = 0;            // share of the replicas' capacity left unused at peak
+  double in_flight_at_capacity = 0;  // requests running on a replica at replica_rps
   int64_t replicas_peak = 0, replicas_min = 0;
   int64_t gpus_peak = 0, gpus_min = 0;
   double tokens_per_s_per_gpu = 0;
@@ -40,7 +45,21 @@ struct ServingPlan {
   std::vector<ServingOption> options;
 };
 
+// Each point of the search simulates a minute of arrivals (at least kPlannerMinRequests, at most
+// kPlannerMaxRequests): long enough that a rate above capacity shows as a growing queue rather than
+// hiding in the warm-up. The arrivals are the same seeded Poisson sequence scaled to each rate, so
+// the p99s rise with the rate and the bisection converges.
+inline constexpr double kPlannerWindowS = 60;
+inline constexpr int64_t kPlannerMinRequests = 300, kPlannerMaxRequests = 4000;
+
 ServingPlan plan_serving(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
-                         const Cluster& cluster, const ServiceTarget& target);
+                         const Cluster& cluster, const ServiceTarget& target, const Engine& engine);
+
+// Whether one replica meets the p99 targets at `rps` (the planner's predicate, exposed for tests).
+struct ReplicaLoad {
+  bool meets = false;
+  double ttft_p99_s = 0, tpot_p99_s = 0, mean_batch = 0;
+};
+ReplicaLoad replica_at_rate(const ServingSetup& setup, const ServiceTarget& t, double rps);
 
 }  // namespace gpuplan

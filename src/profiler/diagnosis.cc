@@ -35,29 +35,62 @@ double share_with(const std::vector<GpuSample>& s, unsigned long long bits) {
 
 }  // namespace
 
-std::vector<Finding> diagnose(const ProfileData& p) {
-  std::vector<Finding> out;
-  // Host: the process tree's CPU, as cores.
-  double cpu_sum = 0;
+HostLoad host_load(const ProfileData& p) {
+  HostLoad l;
+  l.cores = std::max(1, p.cores);
+  double cpu_sum = 0, wait_sum = 0;
   int cpu_n = 0;
   for (const auto& h : p.host)
-    if (h.t_s > 0) cpu_sum += h.tree_cpu_percent, ++cpu_n;
-  const double tree_cores = cpu_n ? cpu_sum / cpu_n / 100.0 : 0;
-  // The machine's cores may also be busy with work outside the tree (other jobs, I/O threads);
-  // either way the GPU's feeder is short of CPU.
+    if (h.t_s > 0) cpu_sum += h.tree_cpu_percent, wait_sum += h.tree_wait_percent, ++cpu_n;
+  l.tree_cores = cpu_n ? cpu_sum / cpu_n / 100.0 : 0;
+  l.tree_wait_cores = cpu_n ? wait_sum / cpu_n / 100.0 : 0;
   double machine_sum = 0;
   int machine_n = 0;
   for (const auto& h : p.host)
     for (double c : h.core_busy_percent) machine_sum += c, ++machine_n;
-  const double machine_busy = machine_n ? machine_sum / machine_n / 100.0 : 0;
-  const double cpu_saturation = std::max(tree_cores / std::max(1, p.cores), machine_busy);
+  l.machine_share = machine_n ? machine_sum / machine_n / 100.0 : 0;
+  // Sampled at slightly different moments, the tree can read a little above the machine.
+  l.other_cores = std::max(0.0, l.machine_share * l.cores - l.tree_cores);
+  return l;
+}
+
+namespace {
+
+// Other processes' load distorts every timing of the run; said once, with the numbers.
+void note_other_load(const HostLoad& l, std::vector<Finding>& out) {
+  if (l.other_cores < 0.5 || l.other_cores / l.cores < 0.25) return;
+  out.push_back({"host shared with other load",
+                 fmt::format("other processes kept {:.1f} of {} cores busy while the profiled process tree used {:.1f} "
+                             "(machine {:.0f}% busy)", l.other_cores, l.cores, l.tree_cores, 100 * l.machine_share),
+                 "The measurement is distorted: step times and CPU-bound signs partly reflect the other load. Profile on an "
+                 "idle machine or cores reserved for the run (taskset, a Slurm exclusive allocation) before acting on it."});
+}
+
+}  // namespace
+
+std::vector<Finding> diagnose(const ProfileData& p) {
+  std::vector<Finding> out;
+  // Only the profiled tree's own CPU use can make the run CPU-bound; a machine busy with other
+  // work is reported as such, not blamed on the run.
+  const HostLoad load = host_load(p);
+  const double tree_share = load.tree_cores / load.cores;
+  const double tree_cores = load.tree_cores;
+  // The run is short of CPU when its tree fills the cores, or when what it asked of them (CPU time
+  // plus time runnable but waiting for a core) would fill them: a tree crowded out by other jobs
+  // still shows its demand, while an idle tree on a busy machine shows none.
+  const double tree_demand_share = (load.tree_cores + load.tree_wait_cores) / load.cores;
+  auto tree_saturates = [&](double level) { return tree_share > level || tree_demand_share > level; };
+  const std::string demand_txt =
+      load.tree_wait_cores >= 0.1 ? fmt::format(" and waited for a core {:.1f} cores' worth of the time", load.tree_wait_cores) : "";
 
   if (p.devices.empty()) {
     out.push_back({"no GPU measured", p.gpu_unavailable_reason,
                    "Only host CPU, memory and steps were profiled. Run on a machine with an NVIDIA driver to see the GPU side."});
-    if (cpu_saturation > 0.85)
-      out.push_back({"CPU-bound", fmt::format("the process tree kept {:.1f} of {} cores busy ({:.0f}%)", tree_cores, p.cores, 100 * cpu_saturation),
+    if (tree_saturates(0.85))
+      out.push_back({"CPU-bound", fmt::format("the process tree kept {:.1f} of {} cores busy ({:.0f}%){}", tree_cores, p.cores, 100 * tree_share,
+                                              demand_txt),
                      "The run is limited by the host CPU: more cores, fewer data-loader transforms, or move the work to a GPU."});
+    note_other_load(load, out);
     return out;
   }
 
@@ -80,17 +113,17 @@ std::vector<Finding> diagnose(const ProfileData& p) {
     const auto dram = mean(s, &GpuSample::dram_active_pct);
     if (!util) continue;
     const bool gpm = sm && tensor && dram;
-    // Input pipeline: the GPU waits while the host's cores are saturated.
-    if (*util < 60 && cpu_saturation > 0.7) {
+    // Input pipeline: the GPU waits while the run's own processes saturate the host's cores.
+    if (*util < 60 && tree_saturates(0.7)) {
       out.push_back({"input-bound",
-                     fmt::format("{}GPU busy only {:.0f}% of the time while the host CPU was {:.0f}% busy (the process tree "
-                                 "used {:.1f} of {} cores)", who, *util, 100 * cpu_saturation, tree_cores, p.cores),
+                     fmt::format("{}GPU busy only {:.0f}% of the time while the process tree kept {:.1f} of {} cores busy "
+                                 "({:.0f}%){}", who, *util, tree_cores, p.cores, 100 * tree_share, demand_txt),
                      "The data pipeline cannot feed the GPU: raise DataLoader num_workers, enable pin_memory, pre-tokenise or cache "
                      "the dataset, or move augmentation to the GPU."});
     } else if (*util < 50) {
       out.push_back({"GPU underused",
-                     fmt::format("{}GPU busy {:.0f}% of the time; the host is not saturated ({:.0f}% of {} cores)", who, *util,
-                                 100 * cpu_saturation, p.cores),
+                     fmt::format("{}GPU busy {:.0f}% of the time; the process tree used {:.1f} of {} cores", who, *util,
+                                 tree_cores, p.cores),
                      "Kernels are small or the GPU waits on synchronisation: a larger batch, CUDA graphs or torch.compile, "
                      "and fewer .item()/.cpu() calls in the loop."});
     }
@@ -171,6 +204,7 @@ std::vector<Finding> diagnose(const ProfileData& p) {
       out.push_back({"multi-GPU imbalance", fmt::format("GPU {} busy {:.0f}% but GPU {} only {:.0f}%", hi_i, hi, lo_i, lo),
                      "Work is uneven: check the data sharding and pipeline-stage balance, or a straggling GPU (clocks, PCIe link width)."});
   }
+  note_other_load(load, out);
   if (p.steps.count > 2 && p.steps.median_s && p.steps.p90_s && *p.steps.p90_s > 1.5 * *p.steps.median_s)
     out.push_back({"uneven step times",
                    fmt::format("p90 step {} against a median of {}", format_seconds(*p.steps.p90_s), format_seconds(*p.steps.median_s)),

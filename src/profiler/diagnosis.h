@@ -28,6 +28,17 @@ struct ProfileData {
   double wall_s = 0;
 };
 
+// The host's CPU over the run, split between the profiled process tree and everything else on the
+// machine, so that other jobs' load is never blamed on the profiled run.
+struct HostLoad {
+  double tree_cores = 0;     // cores the profiled tree kept busy, on average
+  double tree_wait_cores = 0;  // cores' worth of time the tree was runnable but waited for a core
+  double machine_share = 0;  // share of all cores busy, whoever used them (0..1)
+  double other_cores = 0;    // cores busy outside the tree
+  int cores = 1;
+};
+HostLoad host_load(const ProfileData& p);
+
 std::vector<Finding> diagnose(const ProfileData& p);
 
 }  // namespace gpuplan

@@ -16,7 +16,10 @@ namespace {
 const double kTick = static_cast<double>(sysconf(_SC_CLK_TCK));
 const double kPage = static_cast<double>(sysconf(_SC_PAGESIZE));
 
-// utime + stime of a process in seconds, or -1 if it is gone.
+// CPU seconds of a process and of the children it has reaped (utime + stime + cutime + cstime), or
+// -1 if it is gone. Counting reaped children keeps short-lived processes (a shell loop's commands)
+// in the tree's figure: a child's time moves into its parent's cutime when it exits, so the sum
+// over the living tree changes by exactly the CPU used in between.
 double cpu_seconds(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
@@ -30,8 +33,23 @@ double cpu_seconds(pid_t pid) {
   const char* p = std::strrchr(buf, ')');
   if (!p) return -1;
   unsigned long utime = 0, stime = 0;
-  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) return -1;
-  return (static_cast<double>(utime) + static_cast<double>(stime)) / kTick;
+  long cutime = 0, cstime = 0;
+  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld", &utime, &stime, &cutime, &cstime) != 4)
+    return -1;
+  return (static_cast<double>(utime) + static_cast<double>(stime) + static_cast<double>(cutime) + static_cast<double>(cstime)) / kTick;
+}
+
+// Seconds the process's main thread has waited on a run queue for a core (runnable, not running),
+// or -1 if unknown. CPU time plus this wait is what the process asked of the CPUs.
+double wait_seconds(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/schedstat", pid);
+  FILE* f = std::fopen(path, "r");
+  if (!f) return -1;
+  unsigned long long run_ns = 0, wait_ns = 0;
+  const int got = std::fscanf(f, "%llu %llu", &run_ns, &wait_ns);
+  std::fclose(f);
+  return got == 2 ? static_cast<double>(wait_ns) / 1e9 : -1;
 }
 
 double rss_bytes(pid_t pid) {
@@ -84,9 +102,10 @@ HostSample HostSampler::sample(double t) {
   HostSample s;
   s.t_s = t;
   s.pids = process_tree(root_);
+  if (!include_root_) s.pids.erase(s.pids.begin());
   const double dt = last_t_ >= 0 ? t - last_t_ : 0;
-  std::map<pid_t, double> cpu, rd;
-  double cpu_delta = 0, read_delta = 0;
+  std::map<pid_t, double> cpu, rd, wait;
+  double cpu_delta = 0, read_delta = 0, wait_delta = 0;
   for (pid_t p : s.pids) {
     const double c = cpu_seconds(p);
     if (c < 0) continue;
@@ -95,6 +114,11 @@ HostSample HostSampler::sample(double t) {
     // A process new since the last sample contributes from its start, which is within the interval.
     auto it = last_cpu_s_.find(p);
     cpu_delta += c - (it != last_cpu_s_.end() ? it->second : (last_t_ >= 0 ? 0 : c));
+    if (const double w = wait_seconds(p); w >= 0) {
+      wait[p] = w;
+      auto iw = last_wait_s_.find(p);
+      wait_delta += w - (iw != last_wait_s_.end() ? iw->second : (last_t_ >= 0 ? 0 : w));
+    }
     s.rss_bytes += rss_bytes(p);
     const double r = read_bytes(p);
     rd[p] = r;
@@ -104,8 +128,10 @@ HostSample HostSampler::sample(double t) {
   if (dt > 0) {
     s.tree_cpu_percent = 100.0 * std::max(0.0, cpu_delta) / dt;
     s.read_Bps = std::max(0.0, read_delta) / dt;
+    s.tree_wait_percent = 100.0 * std::max(0.0, wait_delta) / dt;
   }
   last_cpu_s_ = std::move(cpu);
+  last_wait_s_ = std::move(wait);
   last_read_ = std::move(rd);
   // Whole-machine per-core busy share from /proc/stat.
   std::ifstream stat("/proc/stat");

@@ -1,7 +1,8 @@
 // `gpuplan profile`: runs the team's command as a child (its output passed through unchanged, its
 // exit code returned), samples GPUs and the host at an interval while it runs, detects steps and
 // epochs, streams every sample to a trace file flushed each second, and ends with summary.json and
-// a diagnosis. Ctrl-C is forwarded to the child; the child's process group never outlives gpuplan.
+// a diagnosis. Signals reach the child and nothing it started outlives gpuplan (supervisor.h);
+// the files are whole even on a full disk, in a folder of the run's own (run_folder.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,7 +29,7 @@ struct LiveSample {
 struct ProfileOptions {
   std::vector<std::string> argv;
   double interval_s = 0.1;
-  std::string out_dir = "gpuplan-profile";
+  std::string out_dir;  // new or empty folder; empty: a new gpuplan-profile/<date>-<time>
   std::string step_regex, epoch_regex;
   std::string nvml_library = "libnvidia-ml.so.1";
   nlohmann::json workload;  // what the run is (model, batch, ...), recorded for `gpuplan predict`
@@ -38,11 +39,13 @@ struct ProfileOptions {
 };
 
 struct ProfileOutcome {
-  int exit_code = 0;
+  int exit_code = 0;  // the command's
+  std::string out_dir;  // where trace.jsonl and summary.json are
   nlohmann::json summary;
+  std::vector<Error> write_errors;  // the trace or summary could not be written (a full disk)
 };
 
-// Fails only before the child starts (bad options, output folder not writable, command not runnable).
+// Fails only before the child starts (bad options, output folder unusable, command not runnable).
 Result<ProfileOutcome> run_profile(const ProfileOptions& opt);
 
 // Parses "100ms", "0.5s", "2s" or a bare number of seconds.

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "measure/stack_check.h"
 #include "profiler/diagnosis.h"
 #include "profiler/profile_session.h"
@@ -12,7 +14,7 @@ StepDetector detector(const std::string& step = "", const std::string& epoch = "
   std::string err;
   auto d = StepDetector::make(step, epoch, &err);
   EXPECT_TRUE(d.has_value()) << err;
-  return *d;
+  return std::move(*d);
 }
 }  // namespace
 
@@ -61,6 +63,92 @@ TEST(StepDetector, UserRegexAndInvalidRegex) {
   std::string err;
   EXPECT_FALSE(StepDetector::make("(", "", &err).has_value());
   EXPECT_NE(err.find("--step-regex"), std::string::npos);
+}
+
+TEST(StepDetector, CatastrophicPatternsRunInLinearTime) {
+  // With a backtracking engine `(x*)*y` on 4,096 x's never finishes; RE2 returns at once (the CTest
+  // timeout is the bound; bench_profiler measures the time).
+  StepDetector d = detector(R"((\d+)*\d*!)", "(x*)*y");
+  const std::string xs(4096, 'x'), digits(4096, '7');
+  for (int i = 0; i < 10; ++i) {
+    d.on_line(i, xs);
+    d.on_line(i, digits);
+  }
+  EXPECT_EQ(d.stats(10).count, 0);
+  EXPECT_TRUE(d.stats(10).epoch_starts_s.empty());
+}
+
+TEST(StepDetector, LongLinesAreInspectedOnlyAtTheirStart) {
+  StepDetector d = detector();
+  d.on_line(0, std::string(kMaxInspectedLine, ' ') + "step 5");
+  d.on_line(1, "step 6 " + std::string(100000, '9'));
+  ASSERT_EQ(d.steps().size(), 1u);
+  EXPECT_EQ(d.steps()[0].second, 6);
+}
+
+TEST(StepDetector, BackreferencesAreRefusedWithTheFlagNamed) {
+  std::string err;
+  EXPECT_FALSE(StepDetector::make("", R"((a)\1)", &err).has_value());
+  EXPECT_NE(err.find("--epoch-regex: invalid regular expression"), std::string::npos) << err;
+}
+
+TEST(StepDetector, BytesThatAreNotUtf8DoNotThrow) {
+  StepDetector d = detector();
+  d.on_line(0, "step \xff\xfe 3");
+  d.on_marker(1, "step \xff");
+  d.on_marker(2, "step 7");
+  EXPECT_EQ(d.steps().back().second, 7);
+}
+
+namespace {
+// A profile without GPUs on `cores` cores: the tree used `tree_cores` and waited `wait_cores` for a
+// core; the machine was `busy_pct` busy.
+ProfileData host_only(int cores, double tree_cores, double busy_pct, double wait_cores = 0) {
+  ProfileData p;
+  p.cores = cores;
+  p.gpu_unavailable_reason = "no NVIDIA driver found";
+  for (int i = 1; i <= 10; ++i) {
+    HostSample h;
+    h.t_s = i * 0.1;
+    h.tree_cpu_percent = 100 * tree_cores;
+    h.tree_wait_percent = 100 * wait_cores;
+    h.core_busy_percent.assign(static_cast<size_t>(cores), busy_pct);
+    p.host.push_back(h);
+  }
+  return p;
+}
+bool has(const std::vector<Finding>& f, const std::string& name) {
+  return std::any_of(f.begin(), f.end(), [&](const Finding& x) { return x.finding == name; });
+}
+}  // namespace
+
+TEST(Diagnosis, OtherProcessesLoadIsNotBlamedOnTheRun) {
+  // The issue's case: an idle process tree on a machine kept busy by other jobs.
+  const auto f = diagnose(host_only(2, 0.0, 100));
+  EXPECT_FALSE(has(f, "CPU-bound"));
+  ASSERT_TRUE(has(f, "host shared with other load"));
+  const HostLoad l = host_load(host_only(2, 0.0, 100));
+  EXPECT_NEAR(l.other_cores, 2.0, 1e-9);
+  EXPECT_NEAR(l.tree_cores, 0.0, 1e-9);
+}
+
+TEST(Diagnosis, ATreeFillingTheCoresIsCpuBound) {
+  const auto f = diagnose(host_only(4, 3.8, 96));
+  EXPECT_TRUE(has(f, "CPU-bound"));
+  EXPECT_FALSE(has(f, "host shared with other load"));
+}
+
+TEST(Diagnosis, ATreeCrowdedByOthersIsCpuBoundAndTheLoadIsSaid) {
+  // Three busy processes given 1.2 of 2 cores by other jobs: they waited 1.8 cores' worth for a core.
+  const auto f = diagnose(host_only(2, 1.2, 100, 1.8));
+  EXPECT_TRUE(has(f, "CPU-bound"));
+  EXPECT_TRUE(has(f, "host shared with other load"));
+}
+
+TEST(Diagnosis, ATreeThatNeverWaitsIsNotCpuBoundOnABusyMachine) {
+  const auto f = diagnose(host_only(2, 0.6, 100, 0.0));
+  EXPECT_FALSE(has(f, "CPU-bound"));
+  EXPECT_TRUE(has(f, "host shared with other load"));
 }
 
 TEST(Diagnosis, NoDriverIsSaidPlainly) {

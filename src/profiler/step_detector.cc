@@ -1,6 +1,9 @@
 #include "profiler/step_detector.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 namespace gpuplan {
@@ -12,16 +15,35 @@ const char* kDefaultSteps[] = {
 };
 const char* kDefaultEpochs[] = {R"((?:^|[^A-Za-z])epoch[\s=:#\[]*(\d+))"};
 
-std::optional<int64_t> number(const std::smatch& m) {
-  for (size_t i = 1; i < m.size(); ++i)
-    if (m[i].matched) {
-      try {
-        return std::stoll(m[i].str());
-      } catch (...) {
-        return std::nullopt;
-      }
+// Whether `re` occurs in `line`; if so, the first capture group that matched, read as a number.
+bool find(const re2::RE2& re, std::string_view line, std::optional<int64_t>& n) {
+  const int groups = std::min(re.NumberOfCapturingGroups(), 9);
+  re2::StringPiece sub[10];
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), re2::RE2::UNANCHORED, sub, groups + 1)) return false;
+  n.reset();
+  for (int i = 1; i <= groups; ++i)
+    if (sub[i].data() != nullptr) {
+      int64_t v = 0;
+      const char* b = sub[i].data();
+      const char* e = b + sub[i].size();
+      if (std::from_chars(b, e, v).ec == std::errc()) n = v;
+      break;
     }
-  return std::nullopt;
+  return true;
+}
+
+// Compiles `pattern`, or says why not.
+std::unique_ptr<re2::RE2> compile(const std::string& pattern, std::string* why) {
+  re2::RE2::Options o;
+  o.set_case_sensitive(false);
+  o.set_log_errors(false);
+  o.set_max_mem(8 << 20);  // a bound on the compiled program, whatever the user's pattern
+  auto re = std::make_unique<re2::RE2>(pattern, o);
+  if (!re->ok()) {
+    *why = re->error();
+    return nullptr;
+  }
+  return re;
 }
 
 double quantile(std::vector<double> v, double q) {
@@ -32,29 +54,29 @@ double quantile(std::vector<double> v, double q) {
 }
 }  // namespace
 
+StepDetector::StepDetector(StepDetector&&) noexcept = default;
+StepDetector& StepDetector::operator=(StepDetector&&) noexcept = default;
+StepDetector::~StepDetector() = default;
+
 std::optional<StepDetector> StepDetector::make(const std::string& step_re, const std::string& epoch_re, std::string* error) {
   StepDetector d;
-  const auto flags = std::regex::ECMAScript | std::regex::icase | std::regex::optimize;
-  try {
-    if (step_re.empty()) {
-      for (const char* r : kDefaultSteps) d.step_res_.emplace_back(r, flags);
-    } else {
-      d.step_res_.emplace_back(step_re, flags);
+  auto add = [&](const std::string& user, const char* const* defaults, size_t n_defaults, const char* flag,
+                 std::vector<std::unique_ptr<re2::RE2>>& into) {
+    std::vector<std::string> patterns(defaults, defaults + n_defaults);
+    if (!user.empty()) patterns = {user};
+    for (const auto& p : patterns) {
+      std::string why;
+      auto re = compile(p, &why);
+      if (!re) {
+        *error = std::string(flag) + ": invalid regular expression (RE2 syntax: no backreferences or lookaround): " + why;
+        return false;
+      }
+      into.push_back(std::move(re));
     }
-  } catch (const std::regex_error& e) {
-    *error = "--step-regex: invalid regular expression: " + std::string(e.what());
-    return std::nullopt;
-  }
-  try {
-    if (epoch_re.empty()) {
-      for (const char* r : kDefaultEpochs) d.epoch_res_.emplace_back(r, flags);
-    } else {
-      d.epoch_res_.emplace_back(epoch_re, flags);
-    }
-  } catch (const std::regex_error& e) {
-    *error = "--epoch-regex: invalid regular expression: " + std::string(e.what());
-    return std::nullopt;
-  }
+    return true;
+  };
+  if (!add(step_re, kDefaultSteps, std::size(kDefaultSteps), "--step-regex", d.step_res_)) return std::nullopt;
+  if (!add(epoch_re, kDefaultEpochs, std::size(kDefaultEpochs), "--epoch-regex", d.epoch_res_)) return std::nullopt;
   return d;
 }
 
@@ -71,17 +93,16 @@ void StepDetector::epoch(double t, std::optional<int64_t> n) {
 }
 
 void StepDetector::on_line(double t, std::string_view line) {
-  if (line.size() > 4096) line = line.substr(0, 4096);
-  const std::string s(line);
-  std::smatch m;
+  if (line.size() > kMaxInspectedLine) line = line.substr(0, kMaxInspectedLine);
+  std::optional<int64_t> n;
   for (const auto& re : epoch_res_)
-    if (std::regex_search(s, m, re)) {
-      epoch(t, number(m));
+    if (find(*re, line, n)) {
+      epoch(t, n);
       break;
     }
   for (const auto& re : step_res_)
-    if (std::regex_search(s, m, re)) {
-      step(t, number(m));
+    if (find(*re, line, n)) {
+      step(t, n);
       break;
     }
 }

@@ -1,8 +1,10 @@
 // The advisor's report as one self-contained HTML file (inline CSS and SVG, no scripts, nothing
-// fetched): the recommendation and its reasons, the candidates, the memory breakdown, cost against
-// time with the Pareto front, and the roofline of the chosen GPU.
+// fetched) that a manager can sign off: the inputs restated, the date, version and price dates, the
+// recommendation and its reasons, the candidates with error bands on time and cost, the memory
+// breakdown, cost against time with the deadline, budget and Pareto front, and the roofline.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "advise/advisor.h"
@@ -11,7 +13,17 @@
 
 namespace gpuplan {
 
+// The spread of the model's error on training time: the measured time lies between low x and
+// high x the estimate for 80% of comparable published runs (`basis` says which).
+struct ErrorBand {
+  double low = 1, high = 1;
+  std::string basis;
+};
+
 struct ReportFigures {
+  std::string generated_on;  // "2026-12-03"
+  std::string version;       // version_line()
+  std::optional<ErrorBand> time_band;
   const MemoryEstimate* memory = nullptr;    // of the recommendation's first job or service
   std::string memory_title;
   const RooflineReport* roofline = nullptr;  // on the recommended GPU

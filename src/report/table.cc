@@ -2,11 +2,20 @@
 
 #include <algorithm>
 
+#include "util/escape.h"
 #include "util/terminal.h"
 
 namespace gpuplan {
 
 namespace {
+// A cell as one line of printable text.
+std::string cell_text(const std::string& s) {
+  std::string o = printable(s);
+  std::replace(o.begin(), o.end(), '\n', ' ');
+  std::replace(o.begin(), o.end(), '\t', ' ');
+  return o;
+}
+
 // Display width in terminal columns: counts UTF-8 code points, not bytes.
 size_t width(const std::string& s) {
   size_t n = 0;
@@ -50,9 +59,18 @@ std::string fit_width(const std::string& text, const std::string& first, const s
   const size_t w = output_style().width;
   const size_t indent = std::max(width(first), width(rest));
   std::string out;
-  const auto lines = wrap_words(text, w > indent + 20 ? w - indent : 20);
+  const auto lines = wrap_words(cell_text(text), w > indent + 20 ? w - indent : 20);
   for (size_t i = 0; i < lines.size(); ++i) out += (i ? rest : first) + lines[i] + "\n";
   return out;
+}
+
+TextTable::TextTable(std::vector<std::string> header) {
+  for (auto& h : header) header_.push_back(cell_text(h));
+}
+
+void TextTable::add_row(std::vector<std::string> row) {
+  for (auto& c : row) c = cell_text(c);
+  rows_.push_back(std::move(row));
 }
 
 std::string TextTable::render() const { return render(output_style().width); }

@@ -1,5 +1,6 @@
 // A plain-text table for terminals: columns sized to their widest cell, quantities right-aligned,
-// text columns wrapped so the table fits the output width (see util/terminal.h).
+// text columns wrapped so the table fits the output width (see util/terminal.h). Cells and wrapped
+// text pass through printable(): a catalog id cannot carry terminal escape codes to the screen.
 #pragma once
 
 #include <string>
@@ -9,8 +10,8 @@ namespace gpuplan {
 
 class TextTable {
  public:
-  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
-  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  explicit TextTable(std::vector<std::string> header);
+  void add_row(std::vector<std::string> row);
   void add_separator() { rows_.emplace_back(); }
   // Columns holding quantities read better right-aligned; text columns stay left-aligned.
   void align_right(std::vector<size_t> columns) { right_ = std::move(columns); }

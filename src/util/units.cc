@@ -32,6 +32,21 @@ std::string format_flops(double f) {
   return fmt::format("{:.1f} GFLOP/s", f / 1e9);
 }
 
+std::string format_usd_short(double usd) {
+  if (!std::isfinite(usd)) return fmt::format("${}", usd);
+  const double a = std::fabs(usd);
+  const char* sign = usd < 0 ? "-" : "";
+  if (a < 10) return fmt::format("{}${:.2f}", sign, a);
+  if (a < 1000) return fmt::format("{}${:.0f}", sign, a);
+  static constexpr std::pair<double, const char*> kScales[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "k"}};
+  for (auto [scale, suffix] : kScales)
+    if (a >= scale * 0.9995) {
+      std::string v = fmt::format("{:.3g}", a / scale);
+      return fmt::format("{}${}{}", sign, v, suffix);
+    }
+  return fmt::format("{}${:.0f}", sign, a);
+}
+
 std::string format_usd(double usd) {
   if (!std::isfinite(usd)) return fmt::format("${}", usd);
   if (std::fabs(usd) < 10.0) return fmt::format("${:.2f}", usd);

@@ -20,6 +20,8 @@ std::string format_bytes(double bytes);      // "14.60 GiB", binary units
 std::string format_seconds(double seconds);  // "1.2 ms", "3.4 s", "2.1 h", "5.3 days"
 std::string format_flops(double flops_per_s);  // "312.0 TFLOP/s"
 std::string format_usd(double usd);          // "$1,234", "$0.42"
+// For chart ticks and labels, at most 3 significant digits: "$604M", "$1.25k", "$950", "$0.42".
+std::string format_usd_short(double usd);
 std::string format_count(double n);          // "8.03B", "124.4M"
 
 // "1 GPU", "8 GPUs"; `many` defaults to `one` + "s".

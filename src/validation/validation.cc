@@ -12,6 +12,7 @@
 #include "perf/operations.h"
 #include "perf/training.h"
 #include "calibrate/cross_gpu.h"
+#include "validation/serving_rows.h"
 
 namespace gpuplan {
 
@@ -20,6 +21,14 @@ double ValidationReport::mape(const std::string& section) const {
   int n = 0;
   for (const auto& r : rows)
     if (r.section == section) sum += std::fabs(r.error()), ++n;
+  return n ? sum / n : 0;
+}
+
+double ValidationReport::mape(const std::string& section, const std::string& engine) const {
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : rows)
+    if (r.section == section && r.engine == engine) sum += std::fabs(r.error()), ++n;
   return n ? sum / n : 0;
 }
 
@@ -97,6 +106,13 @@ Result<Stack> row_stack(const TomlFields& f) {
   return StackCatalog::builtin().find(id->value_or(default_stack_id(Task::pretrain)), f.field("stack"));
 }
 
+// The row's `engine`, else the default one (vLLM).
+Result<Engine> row_engine(const TomlFields& f) {
+  auto id = f.optional_string("engine");
+  if (!id) return id.error();
+  return EngineCatalog::builtin().find(id->value_or(kDefaultEngineId), f.field("engine"));
+}
+
 // Converts a published metric to the seconds the model predicts, and back.
 struct MetricSeconds {
   std::function<double(double)> to_seconds, from_seconds;
@@ -146,10 +162,13 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
       if (!v) return v.error();
       *out = *v;
     }
+    auto engine = row_engine(f);
+    if (!engine) return engine.error();
     const Workload wl = *w;
     const std::string metric = row.metric;
-    seconds = [&m, wl, req, metric](const Gpu& g, const Cluster& cl, const Efficiency& e) {
-      const InferenceEstimate x = estimate_inference(m, wl, req, g, e, cl);
+    const Engine en = *engine;
+    seconds = [&m, wl, req, metric, en](const Gpu& g, const Cluster& cl, const Efficiency& e) {
+      const InferenceEstimate x = estimate_inference(m, wl, req, g, e, cl, en);
       if (metric == "e2e_latency_s") return x.e2e_latency_s;
       if (metric == "prefill_tokens_per_s") return x.ttft_s;
       return x.tpot_s;  // tokens_per_s
@@ -207,6 +226,7 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   if (!net) return net.error();
   if (*net) cluster.network_Bps = **net * 1e9 / 8;
 
+  if (section == "serving") return serving_row(t, where, *m, *gpu, eff, row);
   if (section == "operation") {
     row.metric = "op_time_s";
     auto op_name = f.string("op");
@@ -261,7 +281,10 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   if (auto s = get("prompt", req.prompt_tokens)) return *s;
   if (auto s = get("output", req.output_tokens)) return *s;
   if (auto s = get("concurrency", req.concurrency)) return *s;
-  const InferenceEstimate e = estimate_inference(*m, *w, req, *gpu, eff, cluster);
+  auto engine = row_engine(f);
+  if (!engine) return engine.error();
+  row.engine = engine->id;
+  const InferenceEstimate e = estimate_inference(*m, *w, req, *gpu, eff, cluster, *engine);
   if (row.metric == "tokens_per_s") row.predicted = e.output_tokens_per_s;
   else if (row.metric == "prefill_tokens_per_s") row.predicted = e.prefill_tokens_per_s;
   else if (row.metric == "ttft_s") row.predicted = e.ttft_s;
@@ -289,13 +312,18 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
     }
   }
   ValidationReport rep;
-  for (const char* section : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving"}) {
+  for (const char* section : {"training", "inference", "operation", "cross_gpu", "moe_training", "moe_serving", "serving"}) {
     const toml::array* rows = doc->get_as<toml::array>(section);
     if (!rows) continue;
     for (size_t i = 0; i < rows->size(); ++i) {
       const toml::table* t = rows->get(i)->as_table();
       const std::string where = fmt::format("{}: {}[{}]", origin, section, i);
       if (!t) return make_error(where, "must be a table");
+      if (!(*t)["expressible"].value_or(true)) {
+        if (!t->contains("reason")) return make_error(where + ".reason", "is required when expressible = false");
+        ++rep.unexpressible;
+        continue;
+      }
       auto row = run_row(c, section, *t, where);
       if (!row) return row.error();
       rep.rows.push_back(*row);
@@ -305,7 +333,14 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
 }
 
 Result<ValidationReport> run_builtin_validation(const Catalog& catalog, const EfficiencyTable& eff) {
-  return run_validation(data::embedded_file("validation.toml"), "built-in validation.toml", catalog, eff);
+  auto rep = run_validation(data::embedded_file("validation.toml"), "built-in validation.toml", catalog, eff);
+  if (!rep) return rep;
+  // The serving-engine rows live in their own file (same layout).
+  auto serving = run_validation(data::embedded_file("validation_serving.toml"), "built-in validation_serving.toml", catalog, eff);
+  if (!serving) return serving.error();
+  rep->rows.insert(rep->rows.end(), serving->rows.begin(), serving->rows.end());
+  rep->unexpressible += serving->unexpressible;
+  return rep;
 }
 
 }  // namespace gpuplan

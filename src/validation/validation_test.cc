@@ -90,3 +90,34 @@ TEST(PerformanceValidation, MoeRowsFromSeveralPublicationsAreScoredApart) {
 }
 
 }  // namespace gpuplan
+
+namespace gpuplan {
+
+// Serving-engine rows (data/validation_serving.toml): breadth the issue asks for, and the error per
+// engine held at today's level so a regression shows. The issue's target (leave-one-publication-out
+// MAPE <= 15%) is not met yet; no engine figure is fitted to these rows, so the plain error printed
+// here is already out of sample.
+TEST(PerformanceValidation, ServingRowsSpanEnginesGpusAndLoadsAndHoldTheirErrorPerEngine) {
+  print("serving");
+  std::set<std::string> engines, publications;
+  int64_t rows = 0, at_load = 0;
+  for (const auto& r : report().rows)
+    if (r.section == "serving") {
+      ++rows;
+      engines.insert(r.engine);
+      publications.insert(r.publication);
+      at_load += r.metric.find(' ') != std::string::npos;  // read at a percentile of a simulated load
+    }
+  EXPECT_GE(rows, 80);
+  EXPECT_GE(engines.size(), 4u);
+  EXPECT_GE(publications.size(), 10u);
+  EXPECT_GE(at_load, 20);
+  EXPECT_GT(report().unexpressible, 0);
+  for (const char* e : {"vllm", "sglang", "tensorrt-llm", "llama.cpp", "transformers"})
+    std::printf("%-13s MAPE %.1f%%\n", e, report().mape("serving", e) * 100);
+  EXPECT_LE(report().mape("serving", "llama.cpp"), 0.60);
+  EXPECT_LE(report().mape("serving", "tensorrt-llm"), 0.65);
+  EXPECT_LE(report().mape("serving", "vllm"), 0.95);
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,177 @@
+#include "engine/engine.h"
+
+#include <fmt/format.h>
+
+#include "data/embedded.h"
+#include "data/toml_document.h"
+#include "util/suggest.h"
+
+namespace gpuplan {
+
+namespace {
+
+// Sub-8-bit formats (4-, 5- and 6-bit GGUF mixes too) share the "4bit" class: they all dequantise.
+std::string format_class(Precision p) {
+  const double b = bytes_per_value(p);
+  return b >= 1.5 ? "16bit" : b >= 0.9 ? "8bit" : "4bit";
+}
+
+}  // namespace
+
+double FormatTable::lookup(const std::string& architecture, Precision p, double fallback) const {
+  const std::string keys[] = {to_string(p), format_class(p), "default"};
+  for (const std::string& arch : {architecture, std::string("default")})
+    for (const auto& [a, formats] : by_architecture) {
+      if (a != arch) continue;
+      for (const std::string& k : keys)
+        for (const auto& [f, v] : formats)
+          if (f == k) return v;
+    }
+  return fallback;
+}
+
+Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const {
+  Efficiency e = gpu_eff;
+  e.memory_max_fraction = gpu_eff.memory_max_fraction * decode_bandwidth.lookup(gpu.architecture, p, 1.0);
+  e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
+  if (cuda_graphs) e.kernel_overhead_s = graph_kernel_overhead_s;
+  return e;
+}
+
+Efficiency Engine::prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const {
+  Efficiency e = gpu_eff;
+  e.matmul_max_fraction = gpu_eff.matmul_max_fraction * prefill_matmul.lookup(gpu.architecture, p, 1.0);
+  e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
+  return e;
+}
+
+namespace {
+
+Result<FormatTable> read_format_table(const TomlFields& f, const char* key) {
+  FormatTable t;
+  const toml::node* n = f.table().get(key);
+  if (!n) return t;
+  const toml::table* archs = n->as_table();
+  if (!archs) return make_error(f.field(key), "must be a table of architecture = { format = fraction }");
+  for (const auto& [arch, v] : *archs) {
+    const std::string where = f.field(key) + "." + std::string(arch.str());
+    const toml::table* formats = v.as_table();
+    if (!formats) return make_error(where, "must be a table of format = fraction");
+    std::vector<std::pair<std::string, double>> row;
+    for (const auto& [fmt_name, x] : *formats) {
+      const std::string name(fmt_name.str());
+      if (name != "16bit" && name != "8bit" && name != "4bit" && name != "default" && !parse_precision(name))
+        return make_error(where + "." + name, "is not a weight format or class (16bit, 8bit, 4bit, default)");
+      auto d = x.value<double>();
+      if (!d || !(*d >= 0.01 && *d <= 1.5)) return make_error(where + "." + name, "must be a number between 0.01 and 1.5");
+      row.emplace_back(name, *d);
+    }
+    t.by_architecture.emplace_back(std::string(arch.str()), std::move(row));
+  }
+  return t;
+}
+
+Status read_number(const TomlFields& f, const char* key, double& out, double lo, double hi) {
+  auto r = f.optional_number(key);
+  if (!r) return r.error();
+  if (!*r) return std::nullopt;
+  if (!(**r >= lo && **r <= hi)) return make_error(f.field(key), fmt::format("must be between {} and {}, got {}", lo, hi, **r));
+  out = **r;
+  return std::nullopt;
+}
+
+Status read_count(const TomlFields& f, const char* key, int64_t& out, int64_t lo, int64_t hi) {
+  auto r = f.optional_integer(key);
+  if (!r) return r.error();
+  if (!*r) return std::nullopt;
+  if (**r < lo || **r > hi) return make_error(f.field(key), fmt::format("must be between {} and {}, got {}", lo, hi, **r));
+  out = **r;
+  return std::nullopt;
+}
+
+Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
+  TomlFields f(t, where);
+  if (auto s = f.only_keys({"id", "name", "source", "source_date", "notes", "decode_bandwidth", "prefill_matmul",
+                            "attention_relative", "step_overhead_s", "request_overhead_s", "cuda_graphs",
+                            "graph_kernel_overhead_s", "continuous_batching", "chunked_prefill", "max_batched_tokens",
+                            "max_num_seqs", "prefix_caching", "gpu_memory_utilization", "kv_block_tokens",
+                            "profile_run_peak", "autoscale_metric"}))
+    return *s;
+  Engine e;
+  for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
+                          std::pair{"source_date", &e.source_date}, std::pair{"autoscale_metric", &e.autoscale_metric}}) {
+    auto s = f.string(key);
+    if (!s) return s.error();
+    *out = *s;
+  }
+  auto notes = f.optional_string("notes");
+  if (!notes) return notes.error();
+  e.notes = notes->value_or("");
+  auto dec = read_format_table(f, "decode_bandwidth");
+  if (!dec) return dec.error();
+  e.decode_bandwidth = *dec;
+  auto pre = read_format_table(f, "prefill_matmul");
+  if (!pre) return pre.error();
+  e.prefill_matmul = *pre;
+  for (auto [key, out, lo, hi] : {std::tuple{"attention_relative", &e.attention_relative, 0.01, 1.5},
+                                  std::tuple{"step_overhead_s", &e.step_overhead_s, 0.0, 1.0},
+                                  std::tuple{"request_overhead_s", &e.request_overhead_s, 0.0, 10.0},
+                                  std::tuple{"graph_kernel_overhead_s", &e.graph_kernel_overhead_s, 0.0, 1e-3},
+                                  std::tuple{"gpu_memory_utilization", &e.gpu_memory_utilization, 0.05, 1.0}})
+    if (auto s = read_number(f, key, *out, lo, hi)) return *s;
+  for (auto [key, out, lo, hi] : {std::tuple{"max_batched_tokens", &e.max_batched_tokens, int64_t{1}, int64_t{1} << 24},
+                                  std::tuple{"max_num_seqs", &e.max_num_seqs, int64_t{1}, int64_t{1} << 20},
+                                  std::tuple{"kv_block_tokens", &e.kv_block_tokens, int64_t{1}, int64_t{4096}}})
+    if (auto s = read_count(f, key, *out, lo, hi)) return *s;
+  for (auto [key, out] : {std::pair{"cuda_graphs", &e.cuda_graphs}, std::pair{"continuous_batching", &e.continuous_batching},
+                          std::pair{"chunked_prefill", &e.chunked_prefill}, std::pair{"prefix_caching", &e.prefix_caching},
+                          std::pair{"profile_run_peak", &e.profile_run_peak}}) {
+    auto b = f.optional_boolean(key);
+    if (!b) return b.error();
+    if (*b) *out = **b;
+  }
+  return e;
+}
+
+}  // namespace
+
+Result<EngineCatalog> EngineCatalog::from_toml(std::string_view text, const std::string& origin) {
+  auto doc = parse_toml(text, origin);
+  if (!doc) return doc.error();
+  for (const auto& [k, v] : *doc)
+    if (k.str() != "engine") return make_error(origin + ": " + std::string(k.str()), "unknown section (expected [[engine]])");
+  const toml::array* a = doc->get_as<toml::array>("engine");
+  if (!a || a->empty()) return make_error(origin + ": engine", "is required ([[engine]] tables)");
+  EngineCatalog c;
+  for (size_t i = 0; i < a->size(); ++i) {
+    const std::string where = fmt::format("{}: engine[{}]", origin, i);
+    const toml::table* t = a->get(i)->as_table();
+    if (!t) return make_error(where, "must be a table");
+    auto e = parse_engine(*t, where);
+    if (!e) return e.error();
+    for (const auto& prior : c.engines_)
+      if (prior.id == e->id) return make_error(where + ".id", "duplicate id '" + e->id + "'");
+    c.engines_.push_back(std::move(e).value());
+  }
+  return c;
+}
+
+const EngineCatalog& EngineCatalog::builtin() {
+  static const EngineCatalog c =
+      data::builtin_or_abort(from_toml(data::embedded_file("engines.toml"), "built-in engines.toml"));
+  return c;
+}
+
+Result<Engine> EngineCatalog::find(const std::string& id, const std::string& field) const {
+  for (const auto& e : engines_)
+    if (e.id == id) return e;
+  return make_error(field, "unknown engine '" + id + "'" + did_you_mean(id, ids()) + "; `gpuplan engines` lists them");
+}
+
+std::vector<std::string> EngineCatalog::ids() const {
+  std::vector<std::string> out;
+  for (const auto& e : engines_) out.push_back(e.id);
+  return out;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,82 @@
+// Serving engines as data: what vLLM, SGLang, TensorRT-LLM, llama.cpp and Hugging Face transformers
+// really do when they generate (how much of the memory bandwidth their decode kernels reach per
+// weight format, their GEMM efficiency, fixed per-step and per-request costs, CUDA graphs, how they
+// budget and page the KV cache, how they batch). Loaded from data/engines.toml, where every figure
+// cites its source and date; estimators and the serving simulator take an Engine like a Gpu.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "hardware/efficiency.h"
+#include "hardware/gpu.h"
+#include "util/status.h"
+#include "workload/precision.h"
+
+namespace gpuplan {
+
+// A figure that depends on the GPU architecture and the weight format: looked up by architecture
+// (then "default") and within it by format name (then its class "16bit", "8bit", "4bit", then
+// "default").
+struct FormatTable {
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, double>>>> by_architecture;
+  double lookup(const std::string& architecture, Precision p, double fallback) const;
+};
+
+struct Engine {
+  std::string id, name, source, source_date, notes;
+
+  // Decode weight and KV reads, as a share of the GPU's streaming bandwidth (efficiency.toml
+  // memory_max_fraction); 4-bit formats pay their dequantisation here.
+  FormatTable decode_bandwidth;
+  // Prefill GEMMs, relative to the GPU's cuBLAS-class GEMM efficiency curve.
+  FormatTable prefill_matmul;
+  double attention_relative = 1;  // fused attention, relative to the GPU table's figure
+
+  double step_overhead_s = 0;     // host cost of one forward step (scheduling, sampling, Python)
+  double request_overhead_s = 0;  // fixed cost added to each request's first token
+  bool cuda_graphs = false;       // decode replays captured graphs: launches cost graph_kernel_overhead_s
+  double graph_kernel_overhead_s = 0;
+
+  // Scheduling
+  bool continuous_batching = true;  // false: a batch runs to its longest request before the next starts
+  bool chunked_prefill = true;
+  int64_t max_batched_tokens = 8192;  // tokens one forward step may process
+  int64_t max_num_seqs = 256;         // requests in flight at once
+  bool prefix_caching = false;        // on by default (the hit rate is the workload's)
+
+  // KV cache
+  double gpu_memory_utilization = 0.9;  // share of the card the engine budgets (weights + KV + peak)
+  int64_t kv_block_tokens = 16;         // paging granularity
+  bool profile_run_peak = true;         // reserves the activation peak of a max_batched_tokens step
+
+  std::string autoscale_metric;  // the Prometheus gauge of requests in flight it exports
+
+  // The efficiencies a step of this engine runs at on `gpu` with weights in `p`.
+  Efficiency decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;
+  Efficiency prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;
+};
+
+class EngineCatalog {
+ public:
+  static Result<EngineCatalog> from_toml(std::string_view text, const std::string& origin);
+  static const EngineCatalog& builtin();
+
+  // Fails with the nearest ids suggested. `field` names the input in errors ("--engine").
+  Result<Engine> find(const std::string& id, const std::string& field = "--engine") const;
+  const std::vector<Engine>& engines() const { return engines_; }
+  std::vector<std::string> ids() const;
+
+ private:
+  std::vector<Engine> engines_;
+};
+
+// The engine assumed when none is named: vLLM, the most deployed open server.
+inline constexpr const char* kDefaultEngineId = "vllm";
+
+}  // namespace gpuplan

@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include "engine/engine.h"
+#include "hardware/catalog.h"
+#include "model/presets.h"
+#include "perf/inference.h"
+
+namespace gpuplan {
+
+namespace {
+Engine engine(const char* id) { return *EngineCatalog::builtin().find(id); }
+Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
+}  // namespace
+
+TEST(Engines, TheFiveNamedInTheIssueAreBuiltInWithSourceAndDate) {
+  for (const char* id : {"vllm", "sglang", "tensorrt-llm", "llama.cpp", "transformers"}) {
+    auto e = EngineCatalog::builtin().find(id);
+    ASSERT_TRUE(e) << id;
+    EXPECT_FALSE(e->source.empty()) << id;
+    EXPECT_EQ(e->source_date.size(), 7u) << id;  // YYYY-MM
+    EXPECT_FALSE(e->autoscale_metric.empty()) << id;
+  }
+}
+
+TEST(Engines, AnUnknownIdIsAnErrorNamingTheFlagWithASuggestion) {
+  auto e = EngineCatalog::builtin().find("vlm");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().field, "--engine");
+  EXPECT_NE(e.error().message.find("vllm"), std::string::npos);
+}
+
+TEST(Engines, FormatLookupFallsFromArchitectureToDefaultAndFromFormatToItsClass) {
+  FormatTable t;
+  t.by_architecture = {{"default", {{"16bit", 1.0}, {"4bit", 0.7}}}, {"hopper", {{"q4_0", 0.5}}}};
+  EXPECT_DOUBLE_EQ(t.lookup("hopper", Precision::q4_0, 9), 0.5);
+  EXPECT_DOUBLE_EQ(t.lookup("hopper", Precision::q4_k_m, 9), 0.7);  // a 4-bit mix, from the default row
+  EXPECT_DOUBLE_EQ(t.lookup("ampere", Precision::bf16, 9), 1.0);
+  EXPECT_DOUBLE_EQ(t.lookup("ampere", Precision::fp8, 9), 9);  // nothing for 8-bit: the fallback
+}
+
+TEST(Engines, ReaderRejectsUnknownKeysAndOutOfRangeFigures) {
+  const std::string base = "[[engine]]\nid='x'\nname='x'\nsource='s'\nsource_date='2025-01'\nautoscale_metric='m'\n";
+  EXPECT_TRUE(EngineCatalog::from_toml(base, "t"));
+  auto typo = EngineCatalog::from_toml(base + "max_batch_tokens = 10\n", "t");
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().field.find("max_batch_tokens"), std::string::npos);
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "gpu_memory_utilization = 1.5\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "decode_bandwidth = { default = { q9_9 = 0.5 } }\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + base, "t"));  // duplicate id
+}
+
+// llama.cpp's 4-bit mat-vec kernels read 0.71x as many bytes a second as its F16 ones (PR #3776,
+// see engines.toml), so its Q4_0 decode gains less over F16 than the byte count alone says.
+TEST(Engines, LlamaCppPaysForDequantisingFourBitWeights) {
+  const ModelSpec m = *Presets::builtin().find("llama-2-7b");
+  const Gpu g = gpu("rtx-4090");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  auto tpot = [&](Precision p, const Engine& e) {
+    w.precision = p;
+    return estimate_inference(m, w, {1, 128, 1}, g, eff, default_cluster(g), e).tpot_s;
+  };
+  const double vllm_ratio = tpot(Precision::fp16, engine("vllm")) / tpot(Precision::q4_0, engine("vllm"));
+  const double cpp_ratio = tpot(Precision::fp16, engine("llama.cpp")) / tpot(Precision::q4_0, engine("llama.cpp"));
+  EXPECT_LT(cpp_ratio, vllm_ratio * 0.8);
+}
+
+// The eager generate loop pays its host time every token (31 ms, from the gpt-fast eager baseline).
+TEST(Engines, EagerTransformersDecodeCarriesItsPerStepHostTime) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  const Gpu g = gpu("h100-sxm");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  const auto hf = estimate_inference(m, w, {128, 128, 1}, g, eff, default_cluster(g), engine("transformers"));
+  const auto vllm = estimate_inference(m, w, {128, 128, 1}, g, eff, default_cluster(g), engine("vllm"));
+  EXPECT_NEAR(hf.tpot_s - vllm.tpot_s, 0.031, 0.01);
+  EXPECT_EQ(hf.engine, "transformers");
+}
+
+TEST(Engines, VllmBudgetsNinetyPercentOfTheCardForWeightsPeakAndKv) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  const Gpu g = gpu("h100-sxm");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  const InferenceMemory mem = inference_memory(m, w, {1024, 256, 1}, g, eff, engine("vllm"));
+  // 80 GB x 0.9 less 16 GB of weights, the profile run's peak and the context: about 50 GB of KV
+  // at 128 KiB a token (bf16, 32 layers x 8 KV heads x 128 x 2 x 2 bytes).
+  EXPECT_GT(mem.kv_capacity_tokens, 300000);
+  EXPECT_LT(mem.kv_capacity_tokens, 480000);
+  EXPECT_EQ(mem.kv_capacity_tokens % 16, 0);
+  EXPECT_GT(mem.profile_peak_bytes, 0);
+}
+
+}  // namespace gpuplan

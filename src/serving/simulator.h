@@ -1,0 +1,72 @@
+// Serving under load: requests arrive (a Poisson rate, a trace, or users who wait and think), and
+// the engine's scheduler runs them iteration by iteration the way vLLM-class engines do (continuous
+// batching under a token budget, chunked prefill, KV-cache blocks with preemption when they run
+// out, prefix-cache hits, speculative decoding), or as static batches for engines that have none.
+// The event loop is explicit and the random source seeded, so a run is reproducible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/engine.h"
+#include "serving/step_cost.h"
+#include "util/status.h"
+
+namespace gpuplan {
+
+struct SimRequest {
+  double arrival_s = 0;
+  int64_t prompt_tokens = 0, output_tokens = 0;
+};
+
+// Where requests come from. Open loop: `requests` with their arrival times. Closed loop: `users`
+// each sending the next of `requests` (arrival times ignored) after the previous one finished and
+// an exponentially distributed think time.
+struct Load {
+  std::vector<SimRequest> requests;
+  int64_t users = 0;       // > 0: closed loop
+  double think_time_s = 0;
+  // Users start spread evenly over this span (load generators ramp up); started together with no
+  // think time they would stay in lockstep, every request arriving with all the others.
+  double ramp_s = 0;
+};
+
+struct ServingSetup {
+  StepCost cost;
+  int64_t kv_capacity_tokens = 0;  // the engine's KV-cache budget (inference_memory)
+  int64_t kv_block_tokens = 16;
+  int64_t max_batched_tokens = 8192, max_num_seqs = 256;
+  bool chunked_prefill = true, continuous_batching = true;
+  double prefix_hit_rate = 0;     // share of each prompt found in the prefix cache
+  int64_t spec_tokens = 0;        // speculative tokens proposed per step (0: none)
+  double acceptance_rate = 0;     // chance each proposed token is accepted
+  double ttft_target_s = 1, tpot_target_s = 0.1;  // the SLO goodput counts against
+  uint64_t seed = 1;
+};
+
+struct Percentiles {
+  double p50 = 0, p90 = 0, p99 = 0, mean = 0;
+};
+
+struct ServingResult {
+  Percentiles ttft_s, tpot_s, e2e_s;
+  double throughput_tokens_per_s = 0;  // output tokens over the span from first arrival to last finish
+  double requests_per_s = 0, goodput_rps = 0;  // goodput: requests meeting both latency targets
+  double span_s = 0, mean_batch = 0;
+  int64_t completed = 0, steps = 0, preemptions = 0;
+};
+
+// The engine's scheduling rules and KV budget as a setup (the caller adds the cost and workload knobs).
+ServingSetup setup_for(const Engine& engine, const StepCost& cost, int64_t kv_capacity_tokens);
+
+// Fails (naming `field`) when a request can never fit the KV cache.
+Result<ServingResult> simulate_serving(const ServingSetup& s, const Load& load);
+
+// `count` requests of fixed lengths arriving as a Poisson process at `rps` (seeded).
+std::vector<SimRequest> poisson_arrivals(int64_t count, double rps, int64_t prompt_tokens, int64_t output_tokens,
+                                         uint64_t seed);
+// Gives trace requests without arrival times Poisson arrivals at `rps` (all at 0 when rps is 0).
+void assign_arrivals(std::vector<SimRequest>& requests, double rps, uint64_t seed);
+
+}  // namespace gpuplan

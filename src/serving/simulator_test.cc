@@ -1,0 +1,172 @@
+#include <gtest/gtest.h>
+
+#include "hardware/catalog.h"
+#include "model/presets.h"
+#include "perf/inference.h"
+#include "serving/simulator.h"
+
+namespace gpuplan {
+
+namespace {
+
+struct Fixture {
+  ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  Gpu gpu = *Catalog::builtin().find("h100-sxm");
+  Efficiency eff = EfficiencyTable::builtin().for_gpu(gpu);
+  Engine engine = *EngineCatalog::builtin().find("vllm");
+  Workload w;
+  Fixture() { w.task = Task::infer; }
+  ServingSetup setup() const {
+    const InferenceMemory mem = inference_memory(m, w, {1024, 256, 1}, gpu, eff, engine);
+    return setup_for(engine, step_cost(m, w, gpu, eff, default_cluster(gpu), engine), mem.kv_capacity_tokens);
+  }
+};
+
+ServingResult run(const ServingSetup& s, const Load& l) {
+  auto r = simulate_serving(s, l);
+  EXPECT_TRUE(r) << r.error().to_string();
+  return r ? *r : ServingResult{};
+}
+
+Load open_loop(int64_t n, double rps, int64_t prompt = 1024, int64_t output = 256, uint64_t seed = 1) {
+  Load l;
+  l.requests = poisson_arrivals(n, rps, prompt, output, seed);
+  return l;
+}
+
+}  // namespace
+
+// One request alone is the single-request estimate: the step model is reduced from it.
+TEST(ServingSimulator, OneRequestAloneMatchesTheSingleRequestEstimate) {
+  const Fixture f;
+  const InferenceEstimate e = estimate_inference(f.m, f.w, {1024, 256, 1}, f.gpu, f.eff, default_cluster(f.gpu), f.engine);
+  const ServingResult r = run(f.setup(), open_loop(1, 1));
+  EXPECT_NEAR(r.ttft_s.p50 / e.ttft_s, 1.0, 0.1);
+  EXPECT_NEAR(r.tpot_s.p50 / e.tpot_s, 1.0, 0.1);
+  EXPECT_EQ(r.completed, 1);
+}
+
+TEST(ServingSimulator, TheSameSeedGivesTheSameRunAndAnotherSeedAnother) {
+  const Fixture f;
+  const ServingResult a = run(f.setup(), open_loop(300, 20, 1024, 256, 7));
+  const ServingResult b = run(f.setup(), open_loop(300, 20, 1024, 256, 7));
+  const ServingResult c = run(f.setup(), open_loop(300, 20, 1024, 256, 8));
+  EXPECT_EQ(a.ttft_s.p99, b.ttft_s.p99);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_NE(a.ttft_s.p99, c.ttft_s.p99);
+}
+
+TEST(ServingSimulator, TailLatencyAndBatchGrowWithTheRequestRate) {
+  const Fixture f;
+  const ServingResult light = run(f.setup(), open_loop(500, 2));
+  const ServingResult heavy = run(f.setup(), open_loop(500, 30));
+  EXPECT_GT(heavy.tpot_s.p99, light.tpot_s.p99);
+  EXPECT_GT(heavy.mean_batch, 4 * light.mean_batch);
+  EXPECT_GT(heavy.throughput_tokens_per_s, 5 * light.throughput_tokens_per_s);
+  EXPECT_LE(light.ttft_s.p50, light.ttft_s.p90);
+  EXPECT_LE(light.ttft_s.p90, light.ttft_s.p99);
+}
+
+TEST(ServingSimulator, ARateBeyondCapacityQueuesAndGoodputFalls) {
+  const Fixture f;
+  const ServingResult ok = run(f.setup(), open_loop(1000, 10));
+  const ServingResult over = run(f.setup(), open_loop(1000, 400));
+  EXPECT_GT(over.ttft_s.p99, 10 * ok.ttft_s.p99);
+  EXPECT_LT(over.goodput_rps, over.requests_per_s);
+  EXPECT_NEAR(ok.goodput_rps, ok.requests_per_s, 0.05 * ok.requests_per_s);
+}
+
+TEST(ServingSimulator, AFullKvCachePreemptsAndStillFinishesEveryRequest) {
+  const Fixture f;
+  ServingSetup s = f.setup();
+  s.kv_capacity_tokens = 8 * 1280;  // room for eight whole requests
+  const ServingResult r = run(s, open_loop(100, 1000));
+  EXPECT_GT(r.preemptions, 0);
+  EXPECT_EQ(r.completed, 100);
+}
+
+TEST(ServingSimulator, ARequestLargerThanTheKvCacheIsRefused) {
+  const Fixture f;
+  ServingSetup s = f.setup();
+  s.kv_capacity_tokens = 1000;
+  EXPECT_FALSE(simulate_serving(s, open_loop(3, 1)));
+}
+
+TEST(ServingSimulator, PrefixCacheHitsShortenTheTimeToFirstToken) {
+  const Fixture f;
+  ServingSetup s = f.setup();
+  const ServingResult cold = run(s, open_loop(200, 10, 8000, 64));
+  s.prefix_hit_rate = 0.8;
+  const ServingResult warm = run(s, open_loop(200, 10, 8000, 64));
+  EXPECT_LT(warm.ttft_s.p50, 0.5 * cold.ttft_s.p50);
+}
+
+TEST(ServingSimulator, SpeculativeDecodingWithHighAcceptanceShortensTimePerToken) {
+  const Fixture f;
+  ServingSetup s = f.setup();
+  const ServingResult plain = run(s, open_loop(50, 1));
+  s.spec_tokens = 4;
+  s.acceptance_rate = 0.8;  // 3.36 tokens a step
+  const ServingResult spec = run(s, open_loop(50, 1));
+  EXPECT_LT(spec.tpot_s.p50, 0.5 * plain.tpot_s.p50);
+}
+
+// Hugging Face generate() pads a batch to its longest request and returns it whole.
+TEST(ServingSimulator, StaticBatchesReturnTogether) {
+  const Fixture f;
+  const Engine hf = *EngineCatalog::builtin().find("transformers");
+  ServingSetup s = setup_for(hf, step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), hf), 200000);
+  Load l;
+  l.requests = {{0, 100, 10}, {0, 200, 50}, {0, 50, 30}};
+  const ServingResult r = run(s, l);
+  EXPECT_DOUBLE_EQ(r.e2e_s.p50, r.e2e_s.p99);
+  EXPECT_EQ(r.steps, 50);
+}
+
+TEST(ServingSimulator, ClosedLoopUsersKeepAtMostOneRequestEach) {
+  const Fixture f;
+  Load l;
+  l.users = 8;
+  l.think_time_s = 0.5;
+  l.requests.assign(200, SimRequest{0, 512, 128});
+  const ServingResult r = run(f.setup(), l);
+  EXPECT_EQ(r.completed, 200);
+  EXPECT_LE(r.mean_batch, 8.0);
+  EXPECT_GT(r.mean_batch, 1.0);
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+// NVIDIA's NIM benchmark of Llama 3.3 70B (the Llama 3.1 70B shape), FP8 weights and KV cache on
+// 2 x H100 TP2 (TensorRT-LLM), 5,000 prompt / 500 output tokens, 25 concurrent users:
+// TTFT 688.69 ms, inter-token latency 38.75 ms, 623.4 output tokens/s
+// (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.md, "| 25 | 688.69 | 38.75 | 623.4 |").
+// Issue 11: a single static batch said 8.24 s, 22.8 ms and 1,096 tokens/s. Under the closed loop the
+// decode and throughput land within 20%; the first token is still about half the published one.
+TEST(ServingSimulator, TwentyFiveUsersOnA70bFp8Tp2MatchNvidiasBenchmark) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-70b");
+  const Gpu gpu = *Catalog::builtin().find("h100-sxm");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(gpu);
+  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::fp8;
+  w.kv_precision = Precision::fp8;
+  w.par.tp = 2;
+  const InferenceRequest req{5000, 500, 1};
+  const InferenceMemory mem = inference_memory(m, w, req, gpu, eff, trt);
+  const ServingSetup s = setup_for(trt, step_cost(m, w, gpu, eff, default_cluster(gpu), trt), mem.kv_capacity_tokens);
+  Load l;
+  l.users = 25;
+  l.ramp_s = estimate_inference(m, w, req, gpu, eff, default_cluster(gpu), trt).e2e_latency_s;
+  l.requests.assign(200, SimRequest{0, 5000, 500});
+  const ServingResult r = run(s, l);
+  EXPECT_NEAR(r.tpot_s.mean / 0.03875, 1.0, 0.2);
+  EXPECT_NEAR(r.throughput_tokens_per_s / 623.4, 1.0, 0.2);
+  EXPECT_GT(r.ttft_s.mean, 0.688 / 2.5);
+  EXPECT_LT(r.ttft_s.mean, 0.688 * 2.5);
+}
+
+}  // namespace gpuplan

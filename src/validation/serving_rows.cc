@@ -1,0 +1,176 @@
+#include "validation/serving_rows.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "data/toml_document.h"
+#include "memory/memory_model.h"
+#include "perf/inference.h"
+#include "serving/simulator.h"
+#include "util/units.h"
+
+namespace gpuplan {
+
+namespace {
+
+struct RowSetup {
+  Workload w;
+  Engine engine;
+  InferenceRequest req;
+  int64_t replicas = 1;  // data-parallel copies the published figure spans
+  std::string percentile = "mean";
+  bool total_tokens = false;  // throughput counts input and output tokens
+};
+
+Result<int64_t> optional_int(const TomlFields& f, const char* key, int64_t dflt) {
+  auto r = f.optional_integer(key);
+  if (!r) return r.error();
+  return r->value_or(dflt);
+}
+
+Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
+  RowSetup s;
+  auto engine = f.string("engine");
+  if (!engine) return engine.error();
+  auto en = EngineCatalog::builtin().find(*engine, f.field("engine"));
+  if (!en) return en.error();
+  s.engine = *en;
+  auto tp = optional_int(f, "tp", 1), gpus = optional_int(f, "gpus", 1), pp = optional_int(f, "pp", 1);
+  auto prompt = optional_int(f, "prompt", 1), output = optional_int(f, "output", 1), conc = optional_int(f, "concurrency", 1);
+  for (auto* r : {&tp, &gpus, &pp, &prompt, &output, &conc})
+    if (!*r) return r->error();
+  // A layer split (llama.cpp --split-mode layer) runs the layers one GPU after another: for time it
+  // is one GPU reading every weight.
+  s.w.task = Task::infer;
+  s.w.par.tp = *tp;
+  s.replicas = std::max<int64_t>(1, *gpus / (*tp * *pp));
+  s.req = {*prompt, *output, *conc};
+  auto prec = f.optional_string("precision");
+  auto quant = f.optional_string("quant");
+  if (!prec) return prec.error();
+  if (!quant) return quant.error();
+  // A GGUF file type, where given, is the precise weight format.
+  const std::string format = quant->has_value() && parse_precision(**quant) ? **quant : prec->value_or("bf16");
+  auto p = parse_precision(format);
+  if (!p) return make_error(f.field("precision"), "unknown precision '" + format + "'");
+  s.w.precision = *p;
+  auto kv = f.optional_string("kv_dtype");
+  if (!kv) return kv.error();
+  if (kv->has_value()) {
+    auto k = parse_precision(**kv);
+    if (!k || !is_kv_precision(*k)) return make_error(f.field("kv_dtype"), "unknown KV-cache precision");
+    s.w.kv_precision = *k;
+  }
+  auto flash = f.optional_boolean("flash_attention");
+  if (!flash) return flash.error();
+  s.w.flash_attention = flash->value_or(true);
+  s.w.seq = s.req.prompt_tokens + s.req.output_tokens;
+  if (auto e = s.w.validate(m)) return make_error(f.field(e->field), e->message);
+  auto pct = f.optional_string("percentile");
+  if (!pct) return pct.error();
+  s.percentile = pct->value_or("mean");
+  if (s.percentile != "mean" && s.percentile != "p50" && s.percentile != "p90" && s.percentile != "p99")
+    return make_error(f.field("percentile"), "must be mean, p50, p90 or p99");
+  auto kind = f.optional_string("throughput_kind");
+  if (!kind) return kind.error();
+  const std::string k = kind->value_or("output");
+  s.total_tokens = k.rfind("total", 0) == 0 || k.find("input+output") != std::string::npos;
+  return s;
+}
+
+double pick(const Percentiles& p, const std::string& which) {
+  return which == "p50" ? p.p50 : which == "p90" ? p.p90 : which == "p99" ? p.p99 : p.mean;
+}
+
+// Rows at a request rate ("inf": every request at once) or a client concurrency on a
+// continuous-batching engine: the load simulated on one replica.
+Result<double> simulated(const TomlFields& f, const RowSetup& s, const ModelSpec& m, const Gpu& gpu, const Efficiency& eff,
+                         const std::string& metric) {
+  const Cluster cluster = default_cluster(gpu);
+  const InferenceMemory mem = inference_memory(m, s.w, s.req, gpu, eff, s.engine);
+  ServingSetup setup = setup_for(s.engine, step_cost(m, s.w, gpu, eff, cluster, s.engine), mem.kv_capacity_tokens);
+  auto n = optional_int(f, "num_prompts", 0);
+  if (!n) return n.error();
+  Load load;
+  const toml::node* rate = f.table().get("request_rate");
+  const bool burst = rate && rate->is_string();
+  if (burst && rate->value<std::string>() != "inf") return make_error(f.field("request_rate"), "must be a number or \"inf\"");
+  const double rps = rate && !burst ? rate->value<double>().value_or(0) : 0;
+  if (rate && !burst && !(rps > 0)) return make_error(f.field("request_rate"), "must be positive");
+  const bool closed = f.table().contains("concurrency") && (!rate || burst);
+  const int64_t users = std::max<int64_t>(1, s.req.concurrency / s.replicas);
+  const int64_t count = std::clamp<int64_t>(*n > 0 ? *n / s.replicas : closed ? std::max<int64_t>(100, 8 * users) : 1000, 1, 4000);
+  if (closed) {
+    load.users = users;
+    load.ramp_s = estimate_inference(m, s.w, s.req, gpu, eff, cluster, s.engine).e2e_latency_s;
+    load.requests.assign(static_cast<size_t>(count), SimRequest{0, s.req.prompt_tokens, s.req.output_tokens});
+  } else {
+    load.requests = poisson_arrivals(count, rps / static_cast<double>(s.replicas), s.req.prompt_tokens, s.req.output_tokens, 1);
+  }
+  auto r = simulate_serving(setup, load);
+  if (!r) return make_error(f.field("prompt"), r.error().message);
+  if (metric == "ttft_s") return pick(r->ttft_s, s.percentile);
+  if (metric == "tpot_s") return pick(r->tpot_s, s.percentile);
+  if (metric == "e2e_latency_s") return pick(r->e2e_s, s.percentile);
+  if (metric == "requests_per_s") return r->requests_per_s * static_cast<double>(s.replicas);
+  if (metric == "throughput_tokens_per_s") {
+    const double scale = s.total_tokens ? static_cast<double>(s.req.prompt_tokens + s.req.output_tokens) / static_cast<double>(s.req.output_tokens) : 1;
+    return r->throughput_tokens_per_s * scale * static_cast<double>(s.replicas);
+  }
+  return make_error(f.field("metric"), "unknown serving metric '" + metric + "'");
+}
+
+// Single requests and static batches (benchmarks that send a batch and time it).
+Result<double> estimated(const TomlFields& f, const RowSetup& s, const ModelSpec& m, const Gpu& gpu, const Efficiency& eff,
+                         const std::string& metric) {
+  const InferenceEstimate e = estimate_inference(m, s.w, s.req, gpu, eff, default_cluster(gpu), s.engine);
+  if (metric == "tokens_per_s") return e.output_tokens_per_s;
+  if (metric == "prefill_tokens_per_s") return e.prefill_tokens_per_s;
+  if (metric == "ttft_s") return e.ttft_s;
+  if (metric == "tpot_s") return e.tpot_s;
+  if (metric == "e2e_latency_s") return e.e2e_latency_s;
+  if (metric == "throughput_tokens_per_s") {
+    const double c = static_cast<double>(s.req.concurrency), out = static_cast<double>(s.req.output_tokens);
+    const double tokens = s.total_tokens ? c * static_cast<double>(s.req.prompt_tokens) + c * out : c * out;
+    return tokens / e.e2e_latency_s * static_cast<double>(s.replicas);
+  }
+  return make_error(f.field("metric"), "unknown inference metric '" + metric + "'");
+}
+
+// What the engine allocates: the weights per GPU, and the KV cache (its budget, or llama.cpp's
+// n_ctx cells).
+Result<double> memory(const TomlFields& f, const RowSetup& s, const ModelSpec& m, const Gpu& gpu, const Efficiency& eff,
+                      const std::string& metric) {
+  const InferenceMemory mem = inference_memory(m, s.w, s.req, gpu, eff, s.engine);
+  if (metric == "weight_memory_gib") return mem.weight_bytes_per_gpu / kGiB;
+  auto n_ctx = optional_int(f, "n_ctx", 0);
+  if (!n_ctx) return n_ctx.error();
+  if (*n_ctx > 0) return mem.kv_bytes_per_token * static_cast<double>(*n_ctx) / kGiB;
+  return mem.kv_budget_bytes / kGiB;
+}
+
+}  // namespace
+
+Result<ValidationRow> serving_row(const toml::table& t, const std::string& where, const ModelSpec& m, const Gpu& gpu,
+                                  const Efficiency& eff, ValidationRow row) {
+  TomlFields f(t, where);
+  auto metric = f.string("metric");
+  if (!metric) return metric.error();
+  auto s = read_setup(f, m);
+  if (!s) return s.error();
+  row.engine = s->engine.id;
+  row.metric = *metric + (t.contains("percentile") ? " " + s->percentile : "");
+  const bool load = t.contains("request_rate") ||
+                    (t.contains("concurrency") && s->engine.continuous_batching && f.table()["batching"].value_or(std::string()) != "static" &&
+                     (*metric == "throughput_tokens_per_s" || t.contains("percentile") || t.contains("num_prompts")));
+  Result<double> v = *metric == "weight_memory_gib" || *metric == "kv_cache_gib" ? memory(f, *s, m, gpu, eff, *metric)
+                     : load ? simulated(f, *s, m, gpu, eff, *metric)
+                            : estimated(f, *s, m, gpu, eff, *metric);
+  if (!v) return v.error();
+  row.predicted = *v;
+  return row;
+}
+
+}  // namespace gpuplan
