@@ -64,7 +64,7 @@ fuzz: deps
 	cmake --build $(BUILD)-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(BUILD)-fuzz/corpus-$$t && { [ ! -d fuzz/corpus/$$t ] || cp fuzz/corpus/$$t/* $(BUILD)-fuzz/corpus-$$t/; } && \
-	  ./$(BUILD)-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -max_len=65536 $(BUILD)-fuzz/corpus-$$t \
+	  ./$(BUILD)-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=60 -max_len=65536 $(BUILD)-fuzz/corpus-$$t \
 	    >$(BUILD)-fuzz/fuzz_$$t.log 2>&1 || { tail -n 60 $(BUILD)-fuzz/fuzz_$$t.log; echo "fuzz_$$t: FAILED"; exit 1; }; \
 	  echo "fuzz_$$t: $$(grep -E '^#[0-9]+[[:space:]]+DONE' $(BUILD)-fuzz/fuzz_$$t.log | tail -n 1)"; \
 	done
