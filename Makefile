@@ -54,14 +54,19 @@ asan: deps
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
 
-# libFuzzer targets for each parser of outside files, each run briefly from the seed corpus.
+# libFuzzer targets for each parser of outside files and for whole command lines (fuzz_cli), each
+# run briefly from its seed corpus. The library is instrumented too (coverage and sanitizers reach
+# the parsers); each target's final coverage (libFuzzer's cov: edges, ft: features) is printed.
 FUZZ_SECONDS ?= 15
+FUZZ_TARGETS = config_json safetensors gguf workload_toml profile_summary trace cli
 fuzz: deps
 	CXX=clang++ cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF
-	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_config_json fuzz_safetensors fuzz_gguf fuzz_workload_toml fuzz_profile_summary fuzz_trace
-	for t in config_json safetensors gguf workload_toml profile_summary trace; do \
-	  mkdir -p $(BUILD)-fuzz/corpus-$$t && cp fuzz/corpus/$$t/* $(BUILD)-fuzz/corpus-$$t/ && \
-	  ./$(BUILD)-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)-fuzz/corpus-$$t || exit 1; \
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD)-fuzz/corpus-$$t && { [ ! -d fuzz/corpus/$$t ] || cp fuzz/corpus/$$t/* $(BUILD)-fuzz/corpus-$$t/; } && \
+	  ./$(BUILD)-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=60 -max_len=65536 $(BUILD)-fuzz/corpus-$$t \
+	    >$(BUILD)-fuzz/fuzz_$$t.log 2>&1 || { tail -n 60 $(BUILD)-fuzz/fuzz_$$t.log; echo "fuzz_$$t: FAILED"; exit 1; }; \
+	  echo "fuzz_$$t: $$(grep -E '^#[0-9]+[[:space:]]+DONE' $(BUILD)-fuzz/fuzz_$$t.log | tail -n 1)"; \
 	done
 
 bench: build

@@ -7,7 +7,7 @@
 //
 // Safety: commands that start processes, load libraries, listen or write files at a user-named
 // place (profile, doctor, bench, serve) are never chosen; `advise --html` always writes into the
-// fuzzer's own temporary folder, which is also the working directory; the hub is offline.
+// fuzzer's own temporary folder; the hub is offline.
 #include <fmt/format.h>
 #include <fuzzer/FuzzedDataProvider.h>
 #include <sys/mman.h>
@@ -140,7 +140,7 @@ void make_files() {
   mkdir((d + "/dir.json").c_str(), 0700);
   env->files = {d + "/config.json", d + "/model", d + "/profile.json", d + "/workload.toml", d + "/calibration.toml",
                 d + "/empty.json", d + "/garbage.gguf", d + "/m\xff\xfe.json", d + "/fifo.json", d + "/fifo.toml",
-                d + "/dir.json", d + "/missing.json", d, "/dev/zero", "config.json", "model"};
+                d + "/dir.json", d + "/missing.json", d, "/dev/zero"};
 }
 
 // A value for `flag`: mostly plausible, often hostile.
@@ -199,8 +199,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   char dir[] = "/tmp/gpuplan-fuzz-cli-XXXXXX";
   if (!mkdtemp(dir)) std::abort();
   env->dir = dir;
-  // Relative paths, --html and any cache land in the temporary folder; nothing reaches a network.
-  if (chdir(dir) != 0) std::abort();
+  // --html and any cache land in the temporary folder; nothing reaches a network. (No chdir:
+  // libFuzzer reads its corpus folders, given relative to the start, after this returns.)
   setenv("HOME", dir, 1);
   setenv("XDG_CACHE_HOME", dir, 1);
   setenv("GPUPLAN_CACHE", dir, 1);

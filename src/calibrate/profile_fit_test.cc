@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "calibrate/cross_gpu.h"
 
@@ -62,6 +63,43 @@ TEST(ProfileFit, SaysWhatIsMissing) {
   s = fixture("mpt7b-a100-8gpu.json");
   s["steps"]["median_s"] = nullptr;
   EXPECT_FALSE(fit_profile(s, {}, Catalog::builtin(), EfficiencyTable::builtin().without_fit()).ok());
+}
+
+TEST(ProfileFit, RefusesCountsBeyondTheLimitsNamingWhereTheyCameFrom) {
+  const Catalog& c = Catalog::builtin();
+  const EfficiencyTable& t = EfficiencyTable::builtin();
+  nlohmann::json s = fixture("mpt7b-a100-8gpu.json");
+  s["workload"]["gpus"] = int64_t{1} << 62;
+  auto f = fit_profile(s, {}, c, t);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().field, "--from: workload.gpus");
+  ProfileWorkloadOverrides o;
+  o.gpus = std::numeric_limits<int64_t>::max();
+  f = fit_profile(fixture("mpt7b-a100-8gpu.json"), o, c, t);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().field, "--source-gpus");
+  o = {};
+  o.grad_accum = std::numeric_limits<int64_t>::max();
+  f = fit_profile(fixture("mpt7b-a100-8gpu.json"), o, c, t);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().field, "--grad-accum");
+}
+
+TEST(ProfileFit, RefusesStepTimesThatMakeTheSpreadInfinite) {
+  nlohmann::json s = fixture("mpt7b-a100-8gpu.json");
+  s["steps"]["median_s"] = 1e-300;
+  s["steps"]["p90_s"] = 1e300;
+  auto f = fit_profile(s, {}, Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().field, "--from: steps.median_s");
+}
+
+TEST(ProfileFit, ReadsAGpuEntryOfTheWrongTypeWithoutThrowing) {
+  nlohmann::json s = fixture("mpt7b-a100-8gpu.json");
+  s["gpus"][0]["memory_total_bytes"] = "80 GB";
+  EXPECT_NO_THROW((void)fit_profile(s, {}, Catalog::builtin(), EfficiencyTable::builtin()));
+  s["gpus"][0] = 7;
+  EXPECT_NO_THROW((void)fit_profile(s, {}, Catalog::builtin(), EfficiencyTable::builtin()));
 }
 
 }  // namespace gpuplan

@@ -56,10 +56,12 @@ bool is_commit(const std::string& rev) {
 // The commit `rev` points to in a cache laid out like the Hugging Face one (refs/<rev> holds it).
 std::string commit_in(const fs::path& repo_dir, const std::string& rev) {
   if (is_commit(rev)) return rev;
-  std::ifstream ref(repo_dir / "refs" / rev);
-  std::string commit;
-  if (ref >> commit && is_commit(commit)) return commit;
-  return "";
+  // Through InputFile, like every file gpuplan reads: a FIFO or a huge file there cannot stall it.
+  auto ref = read_text_file((repo_dir / "refs" / rev).string(), "hub cache ref", 4096);
+  if (!ref) return "";
+  std::string commit = *ref;
+  while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+  return is_commit(commit) ? commit : "";
 }
 
 Result<TensorInventory> inventory_from(const std::string& header, uint64_t file_size, const std::string& origin) {
@@ -287,8 +289,8 @@ HubOptions hub_options_from_env() {
   o.token = !env("HF_TOKEN").empty() ? env("HF_TOKEN") : env("HUGGING_FACE_HUB_TOKEN");
   if (o.token.empty()) {
     const std::string path = !env("HF_TOKEN_PATH").empty() ? env("HF_TOKEN_PATH") : (hf_home.empty() ? "" : hf_home + "/token");
-    std::ifstream f(path);
-    std::getline(f, o.token);
+    if (!path.empty())
+      if (auto token = read_text_file(path, "Hugging Face token", 64 << 10)) o.token = token->substr(0, token->find('\n'));
     while (!o.token.empty() && std::isspace(static_cast<unsigned char>(o.token.back()))) o.token.pop_back();
   }
   const std::string off = env("HF_HUB_OFFLINE");
