@@ -355,7 +355,7 @@ int64_t today_days() {
 std::optional<TimeBand> training_time_band(const AdviseRequest& req) {
   if (req.training.empty()) return std::nullopt;
   const std::string& stack = req.training.front().stack.id;
-  const ErrorBand& b = FittedParameters::builtin().for_stack(stack).throughput_band;
+  const FitBand& b = FittedParameters::builtin().for_stack(stack).throughput_band;
   if (b.rows == 0) return std::nullopt;
   return TimeBand{std::min(1.0, b.low), std::max(1.0, b.high),
                   fmt::format("10th to 90th percentile of published over predicted step time, {} training runs scored "
