@@ -14,7 +14,7 @@ run() {  # name, workload file, expectations...
   "$bin" advise "$file" --html "$tmp/$name.html" >/dev/null 2>"$tmp/$name.err" || { echo "FAIL: advise $file"; cat "$tmp/$name.err"; fail=1; return; }
   node "$root/tests/browser/report_test.mjs" "$tmp/$name.html" "$@" || { echo "FAIL: $name"; fail=1; }
 }
-run qlora "$root/examples/qlora-7b-small-team.toml" deadline budget
-run pretrain "$root/examples/pretrain-405b.toml" deadline
+run qlora "$root/examples/qlora-7b-small-team.toml" deadline budget band
+run pretrain "$root/examples/pretrain-405b.toml" deadline band
 run chat "$root/examples/chat-service-8b.toml"
 exit $fail
