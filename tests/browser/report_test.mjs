@@ -3,16 +3,12 @@
 // laid-out DOM's geometry, axis titles and ticks included); cost ticks are short; the deadline and
 // budget lines are drawn when the workload has them; the roofline has y values; nothing scripted
 // runs. Usage: node report_test.mjs FILE [deadline] [budget] [band]
-import puppeteer from 'puppeteer-core';
+import {launch, tally} from './harness.mjs';
 
 const [file, ...expect] = process.argv.slice(2);
-let pass = 0, fail = 0;
-const check = (name, ok, detail = '') => { if (ok) pass++; else { fail++; console.log(`FAIL ${name} ${detail}`); } };
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-         '--disable-sync', '--no-first-run'],
-});
+const t = tally('report: ');
+const check = t.check;
+const browser = await launch();
 try {
   const page = await browser.newPage();
   page.setDefaultTimeout(60000);
@@ -60,5 +56,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(`report: ${pass} passed, ${fail} failed`);
-process.exit(fail ? 1 : 0);
+t.finish();

@@ -2,16 +2,12 @@
 // total matches `gpuplan memory --json`, reacts to a changed input, shows a bad input as an error on
 // the page; the advisor answers a workload form with its report's charts, and shows a bad model as
 // an error. Usage: node serve_test.mjs URL EXPECTED_TOTAL_GIB
-import puppeteer from 'puppeteer-core';
+import {launch, tally} from './harness.mjs';
 
 const [url, expectedGiB] = process.argv.slice(2);
-let pass = 0, fail = 0;
-const check = (name, ok, detail = '') => { if (ok) pass++; else { fail++; console.log(`FAIL ${name} ${detail}`); } };
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-         '--disable-sync', '--no-first-run'],
-});
+const t = tally('');
+const check = t.check;
+const browser = await launch();
 try {
   const page = await browser.newPage();
   page.setDefaultTimeout(60000);
@@ -51,10 +47,8 @@ try {
   const aerr = await page.$eval('#advise-error', e => e.textContent);
   check('advisor shows a bad model as an error', /unknown model 'no-such-model'/.test(aerr), aerr);
 } catch (e) {
-  fail++;
-  console.log(`FAIL ${e.message}`);
+  check('no exception', false, e.message);
 } finally {
   await browser.close();
 }
-console.log(`${pass} passed, ${fail} failed`);
-process.exit(fail ? 1 : 0);
+t.finish();
