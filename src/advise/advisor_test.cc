@@ -13,7 +13,7 @@ namespace gpuplan {
 
 TEST(Advisor, EveryExampleGetsARecommendationWithReasonsAndCaveats) {
   for (const char* f : {"qlora-7b-small-team.toml", "full-finetune-70b.toml", "pretrain-405b.toml", "chat-service-8b.toml"}) {
-    const Advice a = testing_support::advise_file(testing_support::example_path(f));
+    const Advice& a = testing_support::advise_file(testing_support::example_path(f));
     ASSERT_TRUE(a.recommendation.has_value()) << f;
     EXPECT_GE(a.reasons.size(), 3u) << f;
     EXPECT_FALSE(a.caveats.empty()) << f;
@@ -38,7 +38,7 @@ TEST(Advisor, EveryNumberInEveryReasonIsAFieldOfTheJson) {
   for (const auto& f : testing_support::panel_files()) files.push_back(f);
   for (const std::string& f : files) {
     const AdviseRequest req = testing_support::read_request(f);
-    const Advice a = testing_support::advise_request(req);
+    const Advice& a = testing_support::advise_file(f);
     const nlohmann::json j = advice_json(req, a);
     size_t checked = 0;
     auto check = [&](const Sentence& s, const nlohmann::json& anchor, const std::string& where) {
@@ -114,7 +114,7 @@ TEST(Advisor, DeadlineTooTightIsExplained) {
 
 // The rent-against-buy sentence uses the workload's real use, never a round-the-clock assumption.
 TEST(Advisor, RentAgainstBuyUsesTheWorkloadsOwnHours) {
-  const Advice a = testing_support::advise_file(testing_support::example_path("full-finetune-70b.toml"));
+  const Advice& a = testing_support::advise_file(testing_support::example_path("full-finetune-70b.toml"));
   ASSERT_TRUE(a.rent_vs_buy);
   const RentVsBuy& v = *a.rent_vs_buy;
   EXPECT_LT(v.utilisation, 0.1);  // one 60-hour run over three years
@@ -124,7 +124,7 @@ TEST(Advisor, RentAgainstBuyUsesTheWorkloadsOwnHours) {
 
 TEST(Advisor, HeadroomIsKeptOnEveryPlan) {
   for (const char* f : {"qlora-7b-small-team.toml", "full-finetune-70b.toml"}) {
-    const Advice a = testing_support::advise_file(testing_support::example_path(f));
+    const Advice& a = testing_support::advise_file(testing_support::example_path(f));
     for (const Candidate& c : a.candidates)
       for (const JobPlan& j : c.jobs) {
         EXPECT_GE(j.plan.margin.free_fraction + 1e-12, a.headroom.fraction) << f << " " << c.gpu;

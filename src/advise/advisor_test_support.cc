@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "hardware/catalog.h"
@@ -39,7 +40,12 @@ Advice advise_request(const AdviseRequest& req, double headroom) {
   return advise(req, Catalog::builtin(), PriceBook::builtin(), EfficiencyTable::builtin(), p, o);
 }
 
-Advice advise_file(const std::string& path) { return advise_request(read_request(path)); }
+const Advice& advise_file(const std::string& path) {
+  static std::map<std::string, Advice> done;
+  auto it = done.find(path);
+  if (it == done.end()) it = done.emplace(path, advise_request(read_request(path))).first;
+  return it->second;
+}
 
 std::string unchecked_numbers(const Sentence& s, const nlohmann::json& root, const nlohmann::json& anchor) {
   std::string skeleton = s.text;

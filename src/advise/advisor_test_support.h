@@ -16,7 +16,8 @@ std::vector<std::string> panel_files();  // tests/panel/*.toml, sorted
 AdviseRequest read_request(const std::string& path);
 // With the platform's default headroom when `headroom` is negative.
 Advice advise_request(const AdviseRequest& req, double headroom = -1);
-Advice advise_file(const std::string& path);
+// Advised once per file and process (the sanitizer build runs many tests in one process).
+const Advice& advise_file(const std::string& path);
 
 // "" when every fact of `s` is a field of the JSON (absolute paths from `root`, relative ones from
 // `anchor`) that renders as the sentence does, and no number is left in the sentence once the facts

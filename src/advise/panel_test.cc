@@ -47,7 +47,7 @@ void expect_feasible(const Advice& a, const AdviseRequest& req) {
     for (const auto& sw : required_software(s)) EXPECT_TRUE(p.software_on(sw, g).usable()) << sw << " on " << r.gpu;
   if (r.mode == "buy") {
     ASSERT_TRUE(r.tco);
-    if (p.licence_for(g)) EXPECT_TRUE(r.tco->housing.office) << "GeForce cards bought for a datacenter";
+    if (p.licence_for(g)) { EXPECT_TRUE(r.tco->housing.office) << "GeForce cards bought for a datacenter"; }
     EXPECT_EQ(r.gpus % r.tco->housing.node->purchase_unit_gpus, 0);
   }
   for (size_t k = 0; k < r.jobs.size(); ++k) {
@@ -56,8 +56,8 @@ void expect_feasible(const Advice& a, const AdviseRequest& req) {
     EXPECT_EQ(p.stack_support(req.training[k].stack.id)->why_not(w), "");
     EXPECT_GE(r.jobs[k].plan.margin.free_fraction + 1e-12, a.headroom.fraction);
   }
-  if (!r.services.empty()) EXPECT_NE(r.mode, "spot");
-  if (r.mode != "buy") EXPECT_FALSE(r.provider.empty());
+  if (!r.services.empty()) { EXPECT_NE(r.mode, "spot"); }
+  if (r.mode != "buy") { EXPECT_FALSE(r.provider.empty()); }
 }
 
 }  // namespace
@@ -167,7 +167,7 @@ TEST(Panel, SmallPretrainFitsTwoWeeksOnAFewGpus) {
 
 // V100 has no bf16: a bf16 job is refused on it, with the reason.
 TEST(Panel, V100IsRefusedForBf16) {
-  const Advice a = advise_file(panel("v100-bf16-buy"));
+  const Advice& a = advise_file(panel("v100-bf16-buy"));
   EXPECT_FALSE(a.recommendation);
   ASSERT_FALSE(a.rejected.empty());
   EXPECT_EQ(a.rejected.front().rule, "dtype");
@@ -187,11 +187,11 @@ TEST(Panel, BoughtV100sComeOnABoardWithAnEndingToolchain) {
 
 // GeForce cards bought for a busy 24/7 service would fill a server room: the driver licence forbids it.
 TEST(Panel, GeforceInADatacenterIsRefusedByTheLicence) {
-  const Advice a = advise_file(panel("geforce-24x7-service"));
+  const Advice& a = advise_file(panel("geforce-24x7-service"));
   EXPECT_FALSE(a.recommendation);
   EXPECT_TRUE(rejected_by(a, "licence"));
   for (const Candidate& c : a.rejected)
-    if (c.rule == "licence") EXPECT_NE(c.why.text.find("No Datacenter Deployment"), std::string::npos);
+    if (c.rule == "licence") { EXPECT_NE(c.why.text.find("No Datacenter Deployment"), std::string::npos); }
 }
 
 // The same cards for a small prototype in the office are fine.
@@ -218,7 +218,7 @@ TEST(Panel, QloraOnMi300xIsAllowedBecauseTheDataSaysSo) {
 
 // No record says Unsloth runs on Gaudi: refused, not guessed.
 TEST(Panel, UnslothOnGaudiIsRefusedForWantOfARecord) {
-  const Advice a = advise_file(panel("unsloth-on-gaudi"));
+  const Advice& a = advise_file(panel("unsloth-on-gaudi"));
   EXPECT_FALSE(a.recommendation);
   ASSERT_FALSE(a.rejected.empty());
   EXPECT_EQ(a.rejected.front().rule, "software");
@@ -243,12 +243,12 @@ TEST(Panel, DeepspeedNeverPipelinesWithZero2Or3) {
   expect_feasible(a, req);
   for (const Candidate& c : a.candidates)
     for (const JobPlan& j : c.jobs)
-      if (j.plan.workload.par.pp > 1) EXPECT_LE(j.plan.workload.par.zero, 1);
+      if (j.plan.workload.par.pp > 1) { EXPECT_LE(j.plan.workload.par.zero, 1); }
 }
 
 // A production service cannot rest on spot GPUs.
 TEST(Panel, ServiceOnSpotOnlyIsRefused) {
-  const Advice a = advise_file(panel("service-on-spot-only"));
+  const Advice& a = advise_file(panel("service-on-spot-only"));
   EXPECT_FALSE(a.recommendation);
   EXPECT_TRUE(rejected_by(a, "reliability"));
 }
@@ -263,7 +263,7 @@ TEST(Panel, HyperscalerOnlyTeamGetsABlockOrSpotNotOnDemandClusters) {
   const Candidate& r = *a.recommendation;
   EXPECT_EQ(r.provider_class, "hyperscaler");
   EXPECT_LE(r.training_time_s, 3 * 86400.0);
-  if (r.mode == "on-demand") EXPECT_LE(r.gpus, 8);
+  if (r.mode == "on-demand") { EXPECT_LE(r.gpus, 8); }
 }
 
 // A flat load around the clock for three years is what commitments and ownership are for.

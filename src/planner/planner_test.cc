@@ -154,7 +154,7 @@ TEST(ServingPlanner, TheRateSearchConvergesOnTheFewestReplicas) {
   EXPECT_TRUE(replica_at_rate(setup, t, o.replica_rps).meets);
   EXPECT_FALSE(replica_at_rate(setup, t, o.replica_rps * 1.05).meets);
   EXPECT_TRUE(replica_at_rate(setup, t, t.peak_rps / static_cast<double>(o.replicas_peak)).meets);
-  if (o.replicas_peak > 1) EXPECT_FALSE(replica_at_rate(setup, t, t.peak_rps / static_cast<double>(o.replicas_peak - 1)).meets);
+  if (o.replicas_peak > 1) { EXPECT_FALSE(replica_at_rate(setup, t, t.peak_rps / static_cast<double>(o.replicas_peak - 1)).meets); }
 }
 
 // examples/chat-service-8b.toml: 40 requests/s at peak, 1,024 + 256 tokens, TTFT 1 s, TPOT 50 ms.

@@ -122,7 +122,7 @@ struct MemoryModel {
 // For each reserve fraction on a fine grid the activation scale has a closed form; the pair with
 // the least penalised squared relative error wins.
 MemoryModel fit_memory(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx, double reserve_prior) {
-  MemoryModel best{1, reserve_prior};
+  MemoryModel best{1, reserve_prior, {}};
   double best_cost = INFINITY;
   for (int step = 0; step <= 120; ++step) {
     const double rho = 0.005 * step;
@@ -296,7 +296,7 @@ void apply_fit(ValidationReport& rep, const FittedParameters& fitted, double all
                        f.comm_scale * r.fit.time.comm_s;
       r.predicted = r.fit.metric_at(t);
     } else if (r.kind == "train_memory") {
-      MemoryModel m{f.activation_scale, f.allocator_fraction >= 0 ? f.allocator_fraction : allocator_prior};
+      MemoryModel m{f.activation_scale, f.allocator_fraction >= 0 ? f.allocator_fraction : allocator_prior, {}};
       r.predicted = r.fit.metric_at(m.bytes(r));
     }
   }
