@@ -92,7 +92,7 @@ json advice_json(const AdviseRequest& req, const Advice& a) {
            {"break_even_months", opt(v.break_even_months)}};
   }
   return {{"schema_version", 2}, {"workload", req.name}, {"horizon_years", a.horizon_years},
-          {"headroom", {{"fraction", a.headroom.fraction}, {"basis", a.headroom.basis}}},
+          {"headroom", {{"fraction", a.headroom.fraction}, {"basis", a.headroom.basis}, {"keeps_error_band", a.headroom.keep_band}}},
           {"candidate_count", a.candidates.size()}, {"recommendation", rec}, {"candidates", cands}, {"rejected", rej},
           {"best_by_tier", tiers}, {"tiers_without_option", missing}, {"rent_vs_buy", rvb},
           {"configs_evaluated", a.configs_evaluated}};

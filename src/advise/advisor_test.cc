@@ -8,6 +8,7 @@
 
 #include "advise/advice_json.h"
 #include "advise/advisor_test_support.h"
+#include "stack/fitted.h"
 
 namespace gpuplan {
 
@@ -125,10 +126,16 @@ TEST(Advisor, RentAgainstBuyUsesTheWorkloadsOwnHours) {
 TEST(Advisor, HeadroomIsKeptOnEveryPlan) {
   for (const char* f : {"qlora-7b-small-team.toml", "full-finetune-70b.toml"}) {
     const Advice& a = testing_support::advise_file(testing_support::example_path(f));
+    const std::string stack = testing_support::read_request(testing_support::example_path(f)).training.at(0).stack.id;
     for (const Candidate& c : a.candidates)
       for (const JobPlan& j : c.jobs) {
         EXPECT_GE(j.plan.margin.free_fraction + 1e-12, a.headroom.fraction) << f << " " << c.gpu;
         EXPECT_LE(j.plan.memory_per_gpu_bytes, j.plan.capacity_bytes * (1 - a.headroom.fraction) + 1) << f;
+        // By default the margin also holds the top of the estimate's cross-validated error band.
+        const FitBand& band = FittedParameters::builtin().for_stack(stack)
+                                  .memory_band_for(memory_band_class(j.plan.workload.task));
+        ASSERT_GT(band.rows, 0) << f;
+        EXPECT_LE(j.plan.memory_per_gpu_bytes * band.high, j.plan.capacity_bytes * (1 + 1e-9)) << f << " " << c.gpu;
       }
   }
   // A larger margin never lets a plan use more of the card.

@@ -36,7 +36,7 @@ AdviseRequest read_request(const std::string& path) {
 Advice advise_request(const AdviseRequest& req, double headroom) {
   const Platform& p = Platform::builtin();
   AdviseOptions o;
-  o.headroom = headroom < 0 ? Headroom{p.default_headroom_fraction(), "default: " + p.headroom_source()} : Headroom{headroom, "test"};
+  o.headroom = headroom < 0 ? default_headroom(p.default_headroom_fraction(), p.headroom_source()) : Headroom{headroom, "test"};
   return advise(req, Catalog::builtin(), PriceBook::builtin(), EfficiencyTable::builtin(), p, o);
 }
 

@@ -7,6 +7,7 @@
 
 #include "advise/advisor.h"
 #include "advise/advisor_test_support.h"
+#include "memory/fit.h"
 #include "hardware/catalog.h"
 
 namespace gpuplan {
@@ -76,14 +77,26 @@ TEST(Panel, SmallTeamQloraRentsOneCardForHours) {
 }
 
 // The QLoRA paper trained 65B on one 48 GB GPU (Dettmers et al. 2023, with paged optimizers and
-// gradient checkpointing); a 70B QLoRA fits one 48 GB card the same way.
+// gradient checkpointing): the estimate of a 70B QLoRA the same way is under one 48 GB card, and
+// the advisor stays on 48 GB cards with recompute. It keeps the QLoRA error band free as well (the
+// 90th percentile of published / predicted is 1.40, from LitGPT's nf4 rows), so the plan is one
+// card only when the estimate x 1.40 fits it, else two.
 TEST(Panel, Qlora70bFitsOne48GbCard) {
   const AdviseRequest req = testing_support::read_request(panel("qlora-70b-48gb"));
   const Advice a = testing_support::advise_request(req);
   expect_feasible(a, req);
-  EXPECT_EQ(a.recommendation->gpus, 1);
-  EXPECT_LE(gpu_of(*a.recommendation).memory_bytes, 48e9);
-  EXPECT_TRUE(a.recommendation->jobs[0].plan.workload.recompute == Recompute::full);
+  const Candidate& r = *a.recommendation;
+  EXPECT_LE(r.gpus, 2);
+  EXPECT_LE(gpu_of(r).memory_bytes, 48e9);
+  const PlanCandidate& plan = r.jobs[0].plan;
+  EXPECT_TRUE(plan.workload.recompute == Recompute::full);
+  EXPECT_GE(plan.margin.free_bytes, plan.margin.required_bytes);
+  Workload one = plan.workload;
+  one.par = Parallelism{};
+  one.offload_optimizer = true;
+  one.micro_batch = 1;
+  const FitReport fit = check_fit(req.training[0].model, one, gpu_of(r), EfficiencyTable::builtin().for_gpu(gpu_of(r), req.training[0].stack));
+  EXPECT_TRUE(fit.margin.fits_without_headroom) << "the estimate itself fits one card, as in the paper";
 }
 
 // Full fine-tune of 70B on 2B tokens in two weeks: practitioners answer one 8-GPU node with CPU
@@ -275,12 +288,13 @@ TEST(Panel, FlatRoundTheClockLoadIsReservedOrOwned) {
   EXPECT_TRUE(m == "reserved-3y" || m == "reserved-1y" || m == "buy") << m;
 }
 
-// 32k-token LoRA: activations dominate, so the plan recomputes rather than adding GPUs.
+// 32k-token LoRA: activations dominate, so the plan recomputes rather than adding GPUs (beyond the
+// few that keep the LoRA error band free: its 90th percentile is 2.4x, from LitGPT's multi-GPU rows).
 TEST(Panel, LongContextLoraRecomputesInsteadOfAddingGpus) {
   const AdviseRequest req = testing_support::read_request(panel("long-context-lora-8b"));
   const Advice a = testing_support::advise_request(req);
   expect_feasible(a, req);
-  EXPECT_LE(a.recommendation->gpus, 2);
+  EXPECT_LE(a.recommendation->gpus, 4);
   EXPECT_NE(a.recommendation->jobs[0].plan.workload.recompute, Recompute::none);
 }
 

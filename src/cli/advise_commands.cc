@@ -161,7 +161,7 @@ int run_plan(Context& ctx, PlanFlags f) {
                             {"parameters", m.total_parameters()}, {"active_parameters", m.active_parameters()},
                             {"assumed_dense", m.assumed_dense}, {"notes", m.notes},
                             {"global_batch", r.global_batch}, {"seq", base.seq},
-                            {"headroom", {{"fraction", headroom->fraction}, {"basis", headroom->basis}}},
+                            {"headroom", {{"fraction", headroom->fraction}, {"basis", headroom->basis}, {"keeps_error_band", headroom->keep_band}}},
                             {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
                             {"price_provider", quote ? json(quote->provider) : json(nullptr)},
                             {"best", r.best ? priced(*r.best) : json(nullptr)},
@@ -176,7 +176,13 @@ int run_plan(Context& ctx, PlanFlags f) {
   print_model_caveats(m);
   fmt::print("Every plan trains at the same global batch: {} sequences of {} tokens ({} tokens a step).\n", r.global_batch,
              base.seq, format_count(static_cast<double>(r.global_batch * base.seq)));
-  fmt::print("Every plan keeps at least {:.0f}% of each card free ({}).\n", 100 * headroom->fraction, headroom->basis);
+  if (const FitBand& band = FittedParameters::builtin().for_stack(stack->id).memory_band_for(memory_band_class(base.task));
+      headroom->keep_band && band.rows > 0)
+    fmt::print("Every plan keeps at least {:.0f}% of each card free, and room for its memory estimate to be {:.0f}% higher "
+               "(the 90th percentile of its error on publications the fit never saw, {} rows); --headroom replaces both.\n",
+               100 * headroom->fraction, 100 * (band.high - 1), band.rows);
+  else
+    fmt::print("Every plan keeps at least {:.0f}% of each card free ({}).\n", 100 * headroom->fraction, headroom->basis);
   if (r.excluded_by_stack || r.excluded_by_link)
     fmt::print("Left out: {} layouts the {} stack does not offer, {} with tensor parallelism over cards without NVLink or peer-to-peer.\n",
                r.excluded_by_stack, stack->id, r.excluded_by_link);

@@ -34,7 +34,7 @@ void add_headroom_flag(CLI::App& sub, double& value) {
 }
 
 Result<Headroom> resolve_headroom(double value, const Platform& platform) {
-  if (std::isnan(value)) return Headroom{platform.default_headroom_fraction(), "default: " + platform.headroom_source()};
+  if (std::isnan(value)) return default_headroom(platform.default_headroom_fraction(), platform.headroom_source());
   if (!(value >= 0 && value < 0.9)) return make_error("--headroom", "must be at least 0 and below 0.9");
   return Headroom{value, "--headroom"};
 }

@@ -117,7 +117,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
         : nlohmann::json(nullptr);
     j["host_bytes"] = static_cast<int64_t>(e.cpu_offload);
     if (stack) j["loss"] = to_string(w.loss), j["cp"] = w.par.cp;
-    j["headroom"] = {{"fraction", headroom->fraction}, {"basis", headroom->basis}};
+    j["headroom"] = {{"fraction", headroom->fraction}, {"basis", headroom->basis}, {"keeps_error_band", headroom->keep_band}};
     if (fit) {
       j["free_fraction"] = fit->margin.free_fraction;
       j["required_headroom_fraction"] = fit->margin.required_fraction;
@@ -166,8 +166,8 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
                                              format_bytes(mg.free_bytes), 100 * mg.free_fraction, 100 * mg.required_fraction,
                                              format_bytes(mg.required_bytes), headroom->basis)));
     else
-      fmt::print("{}", fit_width(on + fmt::format("does NOT fit: short by {}, and plans keep {:.0f}% free beyond that.",
-                                                  format_bytes(-fit->headroom_bytes), 100 * mg.required_fraction)));
+      fmt::print("{}", fit_width(on + fmt::format("does NOT fit: short by {}, and plans keep {} more free beyond that.",
+                                                  format_bytes(-fit->headroom_bytes), format_bytes(mg.required_bytes))));
     if (fit->max_batch)
       fmt::print("Largest {} that fits: {}.\n", w.training() ? "micro-batch" : "number of concurrent sequences", *fit->max_batch);
     else

@@ -144,7 +144,8 @@ int run_fit(Context& ctx, const std::string& out_path) {
       "# allocator_fraction is the caching allocator's reserve over activations and workspaces.\n"
       "# *_band = [low, high, rows]: 10th and 90th percentile of published / predicted (step time or\n"
       "# per-GPU memory) over the rows scored leave-one-publication-out. A [stack.<id>] section holds a\n"
-      "# stack with at least {} rows from two publications.\n"
+      "# stack with at least {} rows from two publications; memory_band_<task> (qlora, lora, full) the\n"
+      "# band of one task class, where it has as many.\n"
       "# Fitted on {} throughput rows ({} publications) and {} memory rows ({} publications).\n",
       kMinStackRows, t.rows, t.publications, m.rows, m.publications);
   const std::string text = v->cv.fitted.to_toml(header);

@@ -16,6 +16,9 @@ namespace gpuplan {
 // (an "80 GB" A100 reports 81,920 MiB in nvidia-smi), as HBM and GDDR capacities are binary.
 double usable_memory_bytes(const Gpu& gpu);
 
+// The margin `e` leaves on a card of `capacity_bytes` under `h` (its error band included).
+MemoryMargin margin_on_card(const MemoryEstimate& e, double capacity_bytes, const Headroom& h);
+
 struct FitReport {
   bool fits = false;                    // fits with the required headroom
   double capacity_bytes = 0;

@@ -369,8 +369,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     e.comm_buffers = eff.comm_buffers_bytes;
     add("overhead", "NCCL buffers", e.comm_buffers, "multi-GPU jobs, outside the allocator");
   }
-  if (w.training() && eff.fit.memory_band.rows > 0)
-    e.per_gpu_bytes_band = std::pair{e.nvidia_smi() * eff.fit.memory_band.low, e.nvidia_smi() * eff.fit.memory_band.high};
+  if (const FitBand& band = eff.fit.memory_band_for(memory_band_class(w.task)); w.training() && band.rows > 0)
+    e.per_gpu_bytes_band = std::pair{e.nvidia_smi() * band.low, e.nvidia_smi() * band.high};
   return e;
 }
 

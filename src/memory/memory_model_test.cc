@@ -5,6 +5,8 @@
 #include "hardware/catalog.h"
 #include "memory/fit.h"
 #include "model/presets.h"
+#include "stack/stack.h"
+#include "stack/fitted.h"
 #include "util/units.h"
 
 namespace gpuplan {
@@ -210,6 +212,33 @@ TEST(Fit, LongestSequenceIsCappedAtTheModelContext) {
   ASSERT_TRUE(f.max_seq.has_value());
   EXPECT_EQ(*f.max_seq, 1024);
   EXPECT_TRUE(f.max_seq_capped);
+}
+
+// The default headroom keeps the top of the training estimate's error band free, by task class
+// (data/fitted.toml memory_band_<task>); --headroom replaces it with a plain fraction.
+TEST(Headroom, DefaultKeepsTheTaskErrorBandAndTheFlagReplacesIt) {
+  Workload w;
+  w.task = Task::qlora;
+  w.micro_batch = 1;
+  w.seq = 2048;
+  const Gpu& gpu = *Catalog::builtin().find("rtx-a6000");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(gpu, *StackCatalog::builtin().find("hf"));
+  const MemoryEstimate e = estimate_memory(preset("llama-2-7b"), w, eff);
+  const FitBand& band = FittedParameters::builtin().global.memory_band_for("qlora");
+  ASSERT_GT(band.rows, 0);
+  ASSERT_TRUE(e.per_gpu_bytes_band);
+  EXPECT_NEAR(e.per_gpu_bytes_band->second, e.nvidia_smi() * band.high, 1);
+  const double cap = usable_memory_bytes(gpu);
+  const MemoryMargin by_default = margin_on_card(e, cap, default_headroom(0.10, "test"));
+  EXPECT_NEAR(by_default.required_bytes, std::max(0.10 * cap, (band.high - 1) * e.nvidia_smi()), 1);
+  const MemoryMargin by_flag = margin_on_card(e, cap, Headroom{0.05, "--headroom"});
+  EXPECT_NEAR(by_flag.required_bytes, 0.05 * cap, 1);
+  // A band wider than the fraction decides: a job at 80% of the card fits a 10% rule, not a 1.4x band.
+  MemoryEstimate big = e;
+  big.per_gpu_bytes_band = std::pair{0.8 * cap * 0.8, 0.8 * cap * 1.4};
+  const double est = 0.8 * cap;
+  EXPECT_TRUE(memory_margin(est, cap, Headroom{0.10, "x"}, big.per_gpu_bytes_band->second).fits);
+  EXPECT_FALSE(memory_margin(est, cap, default_headroom(0.10, "x"), big.per_gpu_bytes_band->second).fits);
 }
 
 }  // namespace gpuplan

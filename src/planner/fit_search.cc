@@ -58,7 +58,7 @@ std::vector<std::pair<Workload, std::vector<std::string>>> ladder(const Workload
 FitSearch find_fit(const ModelSpec& m, const Workload& request, const Gpu& gpu, const Efficiency& eff, const Stack& stack,
                    const Platform* platform, const Headroom& headroom, int64_t gpus_per_node, int64_t max_gpus) {
   FitSearch r;
-  const double limit = usable_with_headroom(usable_memory_bytes(gpu), headroom);
+  const double capacity = usable_memory_bytes(gpu);
   const StackSupport* support = platform ? platform->stack_support(stack.id) : nullptr;
   const auto nodes = platform ? platform->nodes_for(gpu) : std::vector<const NodeClass*>{};
   const double host_limit = nodes.empty() ? 0 : usable_with_headroom(nodes.front()->host_memory_bytes, headroom);
@@ -68,7 +68,7 @@ FitSearch find_fit(const ModelSpec& m, const Workload& request, const Gpu& gpu, 
       if (support && !support->why_not(w).empty()) continue;
       const MemoryEstimate e = estimate_memory(m, w, eff);
       const double host = e.cpu_offload * static_cast<double>(std::min(gpus_per_node, n));
-      if (e.nvidia_smi() > limit || (host > 0 && host_limit > 0 && host > host_limit)) continue;
+      if (!margin_on_card(e, capacity, headroom).fits || (host > 0 && host_limit > 0 && host > host_limit)) continue;
       FitStep s{w, e.nvidia_smi(), host, changes};
       if (!r.first) r.first = s;
       if (!w.offload_optimizer && !r.without_offload) r.without_offload = s;

@@ -128,7 +128,6 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
     if (!nodes.empty()) rules.node = nodes.front();
   }
   const double capacity = usable_memory_bytes(gpu);
-  const double limit = usable_with_headroom(capacity, space.headroom);
   const double tie = space.platform ? space.platform->cost_tie_fraction() : 0;
   std::vector<std::pair<int64_t, std::vector<Workload>>> by_count;
   int64_t total = 0;
@@ -166,7 +165,8 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
       const MemoryEstimate me = estimate_memory(m, w, eff);
       const double mem = me.nvidia_smi();
       const double host = me.cpu_offload * static_cast<double>(std::min(cluster.gpus_per_node, w.par.gpus()));
-      if (mem > limit || (rules.node && host > usable_with_headroom(rules.node->host_memory_bytes, space.headroom))) {
+      const MemoryMargin margin = margin_on_card(me, capacity, space.headroom);
+      if (!margin.fits || (rules.node && host > usable_with_headroom(rules.node->host_memory_bytes, space.headroom))) {
         ++r.excluded_by_memory;
         over_memory.insert(key);
         continue;
@@ -176,7 +176,7 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
       run.global_batch = r.global_batch;
       run.tokens = space.tokens;
       PlanCandidate c{w, estimate_training(m, w, gpu, eff, stack, cluster, run), mem, capacity,
-                      memory_margin(mem, capacity, space.headroom), host};
+                      margin, host};
       if (w.offload_optimizer && rules.node)
         add_offload_time(c.estimate, offload_optimizer_step_s(m, w, gpu, cluster.gpus_per_node, rules.node->host_memory_Bps));
       if (!best_here || better(c, *best_here, tie)) best_here = c;

@@ -22,6 +22,8 @@ constexpr Key kKeys[] = {
     {"allocator_fraction", &TrainingFit::allocator_fraction, 0, 2},
 };
 
+constexpr const char* kTaskClasses[] = {"qlora", "lora", "full"};
+
 Status read_band(const TomlFields& f, const char* key, FitBand& out) {
   const toml::node* n = f.table().get(key);
   if (!n) return std::nullopt;
@@ -40,7 +42,7 @@ Status read_band(const TomlFields& f, const char* key, FitBand& out) {
 Result<TrainingFit> read_fit(const toml::table& t, const std::string& where, const TrainingFit& base) {
   TomlFields f(t, where);
   if (auto s = f.only_keys({"compute_scale", "memory_scale", "comm_scale", "activation_scale", "allocator_fraction",
-                            "throughput_band", "memory_band"}))
+                            "throughput_band", "memory_band", "memory_band_qlora", "memory_band_lora", "memory_band_full"}))
     return *s;
   TrainingFit fit = base;
   for (const Key& k : kKeys) {
@@ -52,6 +54,11 @@ Result<TrainingFit> read_fit(const toml::table& t, const std::string& where, con
   }
   if (auto s = read_band(f, "throughput_band", fit.throughput_band)) return *s;
   if (auto s = read_band(f, "memory_band", fit.memory_band)) return *s;
+  for (const char* task : kTaskClasses) {
+    FitBand b;
+    if (auto s = read_band(f, fmt::format("memory_band_{}", task).c_str(), b)) return *s;
+    if (b.rows > 0) fit.memory_band_by_task[task] = b;
+  }
   return fit;
 }
 
@@ -64,6 +71,9 @@ std::string fit_toml(const TrainingFit& f) {
   };
   band("throughput_band", f.throughput_band);
   band("memory_band", f.memory_band);
+  for (const char* task : kTaskClasses)
+    if (auto it = f.memory_band_by_task.find(task); it != f.memory_band_by_task.end())
+      band(fmt::format("memory_band_{}", task).c_str(), it->second);
   return out;
 }
 

@@ -27,6 +27,13 @@ struct TrainingFit {
   double activation_scale = 1;
   double allocator_fraction = -1;
   FitBand throughput_band, memory_band;  // step time; per-GPU memory
+  // Per-GPU memory by task class (memory_band_class()) where the class has rows enough: the error of
+  // a QLoRA estimate is not that of FSDP pre-training. memory_band serves the classes without one.
+  std::map<std::string, FitBand> memory_band_by_task;
+  const FitBand& memory_band_for(const std::string& task_class) const {
+    auto it = memory_band_by_task.find(task_class);
+    return it != memory_band_by_task.end() ? it->second : memory_band;
+  }
 };
 
 class FittedParameters {

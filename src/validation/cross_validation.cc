@@ -220,6 +220,22 @@ std::map<std::string, FitBand> stack_bands(const ValidationReport& rep, const st
   return out;
 }
 
+// Memory bands per task class where a class has enough rows from two publications or more.
+std::map<std::string, FitBand> task_bands(const ValidationReport& rep, const std::vector<double>& ratios) {
+  std::map<std::string, std::vector<double>> by_task;
+  std::map<std::string, std::set<std::string>> pubs;
+  const std::vector<size_t> idx = rows_of(rep, "train_memory");
+  for (size_t j = 0; j < idx.size(); ++j) {
+    const ValidationRow& r = rep.rows[idx[j]];
+    by_task[r.task_class].push_back(ratios[j]);
+    pubs[r.task_class].insert(r.publication);
+  }
+  std::map<std::string, FitBand> out;
+  for (auto& [task, r] : by_task)
+    if (static_cast<int>(r.size()) >= kMinStackRows && pubs[task].size() >= 2) out[task] = band_of(r);
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> leave_one_publication_out(const std::vector<std::string>& publication_of_row,
@@ -269,6 +285,7 @@ CrossValidation cross_validate(ValidationReport& rep, double allocator_prior) {
   g.activation_scale = mm.activation, g.allocator_fraction = mm.reserve;
   g.throughput_band = band_of(t_ratios);
   g.memory_band = band_of(m_ratios);
+  g.memory_band_by_task = task_bands(rep, m_ratios);
   const auto t_bands = stack_bands(rep, "train_throughput", t_ratios);
   const auto m_bands = stack_bands(rep, "train_memory", m_ratios);
   std::set<std::string> stacks;

@@ -289,7 +289,7 @@ Result<ValidationRow> memory_row(const Ctx& c, const TomlFields& f, const ModelS
   in.raw_metric = bytes / unit;
   row.predicted = bytes / unit;
   row.metric += " (" + *measure + ")";
-  if (w->training()) row.kind = "train_memory";
+  if (w->training()) row.kind = "train_memory", row.task_class = memory_band_class(w->task);
   return row;
 }
 

@@ -40,6 +40,7 @@ struct ValidationRow {
   std::string what, metric, source, assumed, stack;
   std::string publication;  // rows from one publication share it (leave-one-publication-out)
   std::string engine;       // inference rows: the serving engine that ran it
+  std::string task_class;   // train_memory rows: memory_band_class() of the task
   double published = 0, predicted = 0;
   double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement
   double cross_validated = 0;  // fitted kinds: predicted by a fit that never saw this publication

@@ -61,6 +61,17 @@ std::optional<RecomputeSpec> parse_recompute(const std::string& s) {
   if (!r || *r == Recompute::every) return std::nullopt;
   return RecomputeSpec{*r, 0};
 }
+std::string memory_band_class(Task t) {
+  switch (t) {
+    case Task::qlora: return "qlora";
+    case Task::lora: return "lora";
+    case Task::pretrain:
+    case Task::full: return "full";
+    case Task::infer: return "";
+  }
+  return "";
+}
+
 std::string to_string(Task t) { return name(kTasks, t); }
 std::string to_string(Optimizer o) { return name(kOptimizers, o); }
 std::string to_string(Recompute r) { return name(kRecompute, r); }

@@ -36,6 +36,9 @@ struct RecomputeSpec {
 // "none", "selective", "op", "full" or "every:N" (N from 1 to 1024).
 std::optional<RecomputeSpec> parse_recompute(const std::string& s);
 std::string to_string(Task t);
+// The class a training task's memory error is banded by: "qlora", "lora" or "full" (pre-training and
+// full fine-tuning keep every weight's gradients and optimizer states); "" for inference.
+std::string memory_band_class(Task t);
 std::string to_string(Optimizer o);
 std::string to_string(Recompute r);
 std::string to_string(const RecomputeSpec& r);  // "every:2" for Recompute::every
