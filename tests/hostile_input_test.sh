@@ -148,7 +148,12 @@ matrix memory "${workload_int[*]} --capacity-factor --headroom" -- memory --mode
 matrix train "${workload_int[*]} --capacity-factor --micro-batch --global-batch --tokens --epochs --dataset-tokens --gpus-per-node --network-gbps" \
   -- train --model "$cfg" --gpu h100-sxm --json
 matrix train_epochs "--epochs --dataset-tokens" -- train --model "$cfg" --gpu h100-sxm --epochs 1 --dataset-tokens 1e9
-matrix infer "${workload_int[*]} --prompt --output --concurrency --gpus-per-node --network-gbps" -- infer --model "$cfg" --gpu h100-sxm --json
+matrix infer "${workload_int[*]} --prompt --output --concurrency --gpus-per-node --network-gbps --rps --users --requests --seed \
+  --prefix-hit-rate --spec-tokens --ttft-target --tpot-target" -- infer --model "$cfg" --gpu h100-sxm --json
+# Serving under load: values of the load flags where the simulation runs (a rate, users, speculation).
+matrix infer_rps "--rps --requests --seed" -- infer --model "$cfg" --gpu h100-sxm --rps 2 --requests 50 --json
+matrix infer_users "--users --think-time" -- infer --model "$cfg" --gpu h100-sxm --users 4 --think-time 1 --requests 50 --json
+matrix infer_spec "--acceptance-rate --spec-tokens" -- infer --model "$cfg" --gpu h100-sxm --spec-tokens 4 --acceptance-rate 0.7 --json
 matrix roofline "${workload_int[*]}" -- roofline --model "$cfg" --gpu h100-sxm --json
 matrix plan "--batch --seq --grad-accum --zero --tp --pp --virtual-stages --lora-rank --ep --global-batch --tokens --gpus-per-node --network-gbps --headroom --gpus" \
   -- plan --model "$cfg" --gpu h100-sxm --gpus 1..8

@@ -215,7 +215,7 @@ struct LoadFlags {
   double ttft_target_s = 1.0, tpot_target_s = 0.1;
   std::string trace;
   int64_t users = 0, requests = 1000, spec_tokens = 0;
-  uint64_t seed = 1;
+  int64_t seed = 1;  // signed, so that CLI11 refuses -1 and 2^64 instead of wrapping them
   bool given() const { return rps != 0 || !trace.empty() || users != 0 || think_time_s != -1; }
 };
 
@@ -244,7 +244,10 @@ void add_load_flags(CLI::App& sub, LoadFlags& l) {
 
 // The requests to simulate, from the flags; errors name the flag.
 Result<Load> build_load(const LoadFlags& l, int64_t prompt, int64_t output) {
-  if (l.rps < 0 || !std::isfinite(l.rps) || l.rps > 1e6) return make_error("--rps", "must be a rate from 0 to 1,000,000 requests per second");
+  // Below one request in about 12 days the arrival times overflow the simulated clock.
+  if (!(l.rps == 0 || (l.rps >= 1e-6 && l.rps <= 1e6)))
+    return make_error("--rps", "must be a rate from 0.000001 to 1,000,000 requests per second");
+  if (l.seed < 0) return make_error("--seed", "must be at least 0");
   if (l.users < 0 || l.users > 100000) return make_error("--users", "must be between 1 and 100,000");
   if (l.users > 0 && l.rps > 0) return make_error("--users", "give --users (closed loop) or --rps (open loop), not both");
   if (l.think_time_s != -1 && l.users == 0) return make_error("--think-time", "needs --users");
@@ -261,11 +264,11 @@ Result<Load> build_load(const LoadFlags& l, int64_t prompt, int64_t output) {
     if (!t) return t.error();
     if (t->has_arrivals && l.rps > 0) return make_error("--rps", "the trace gives arrival times; drop --rps or arrival_s");
     load.requests = t->requests;
-    if (!t->has_arrivals) assign_arrivals(load.requests, l.rps, l.seed);
+    if (!t->has_arrivals) assign_arrivals(load.requests, l.rps, static_cast<uint64_t>(l.seed));
   } else if (l.users > 0) {
     load.requests.assign(static_cast<size_t>(l.requests), SimRequest{0, prompt, output});
   } else {
-    load.requests = poisson_arrivals(l.requests, l.rps, prompt, output, l.seed);
+    load.requests = poisson_arrivals(l.requests, l.rps, prompt, output, static_cast<uint64_t>(l.seed));
   }
   return load;
 }
@@ -317,7 +320,7 @@ int run_infer(Context& ctx, InferFlags f) {
     setup.acceptance_rate = std::max(0.0, f.load.acceptance_rate);
     setup.ttft_target_s = f.load.ttft_target_s;
     setup.tpot_target_s = f.load.tpot_target_s;
-    setup.seed = f.load.seed;
+    setup.seed = static_cast<uint64_t>(f.load.seed);
     auto res = simulate_serving(setup, *load);
     if (!res) return fail(make_error(f.load.trace.empty() ? "--prompt" : "--trace", res.error().message));
     sim = *res;
