@@ -221,7 +221,7 @@ TEST(Headroom, DefaultKeepsTheTaskErrorBandAndTheFlagReplacesIt) {
   w.task = Task::qlora;
   w.micro_batch = 1;
   w.seq = 2048;
-  const Gpu& gpu = *Catalog::builtin().find("rtx-a6000");
+  const Gpu gpu = *Catalog::builtin().find("rtx-a6000");
   const Efficiency eff = EfficiencyTable::builtin().for_gpu(gpu, *StackCatalog::builtin().find("hf"));
   const MemoryEstimate e = estimate_memory(preset("llama-2-7b"), w, eff);
   const FitBand& band = FittedParameters::builtin().global.memory_band_for("qlora");
