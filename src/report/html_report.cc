@@ -284,7 +284,8 @@ std::string inputs_section(const AdviseRequest& req, const Advice& a) {
   h += fmt::format("<tr><td>monthly budget</td><td>{}</td></tr>", c.budget_monthly_usd ? format_usd(*c.budget_monthly_usd) : "none");
   h += fmt::format("<tr><td>tiers</td><td>{}</td></tr><tr><td>ways to get GPUs</td><td>{}</td></tr>", tiers, esc(modes));
   h += fmt::format("<tr><td>most GPUs</td><td>{}</td></tr><tr><td>horizon</td><td>{:.0f} years</td></tr>", c.max_gpus, a.horizon_years);
-  h += fmt::format("<tr><td>memory headroom kept free</td><td>{:.0f}%</td></tr>", a.headroom.fraction * 100);
+  h += fmt::format("<tr><td>memory headroom kept free</td><td>{:.0f}%{}</td></tr>", a.headroom.fraction * 100,
+                   a.headroom.keep_band ? ", or the memory estimate's error band where wider" : "");
   h += fmt::format("<tr><td>electricity, PUE</td><td>${:.3f}/kWh, {:.2f}</td></tr></table>", c.own.electricity_usd_per_kwh, c.own.pue);
   return h;
 }
