@@ -73,7 +73,7 @@ fuzz: $(SAN_BUILD)/Makefile
 	cmake --build $(SAN_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(SAN_BUILD)/corpus-$$t && { [ ! -d fuzz/corpus/$$t ] || cp fuzz/corpus/$$t/* $(SAN_BUILD)/corpus-$$t/; } && \
-	  ./$(SAN_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=60 -max_len=65536 $(SAN_BUILD)/corpus-$$t \
+	  ./$(SAN_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=60 -max_len=65536 -artifact_prefix=$(SAN_BUILD)/ $(SAN_BUILD)/corpus-$$t \
 	    >$(SAN_BUILD)/fuzz_$$t.log 2>&1 || { tail -n 60 $(SAN_BUILD)/fuzz_$$t.log; echo "fuzz_$$t: FAILED"; exit 1; }; \
 	  echo "fuzz_$$t: $$(grep -E '^#[0-9]+[[:space:]]+DONE' $(SAN_BUILD)/fuzz_$$t.log | tail -n 1)"; \
 	done
