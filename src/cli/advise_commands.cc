@@ -21,13 +21,13 @@
 #include "perf/phase_roofline.h"
 #include "report/html_report.h"
 #include "report/table.h"
+#include "stack/fitted.h"
 #include "util/checked.h"
 #include "util/escape.h"
 #include "util/limits.h"
 #include "util/output_file.h"
 #include "util/text_file.h"
 #include "util/version.h"
-#include "stack/fitted.h"
 #include "util/units.h"
 
 namespace gpuplan::cli {
@@ -139,7 +139,8 @@ int run_plan(Context& ctx, PlanFlags f) {
   if (f.w.ep == 0 && m.is_moe())
     for (int64_t ep = 1; ep <= std::min<int64_t>(range->second, m.experts); ep *= 2) space.expert_parallel.push_back(ep);
   Progress progress("planning");
-  const PlanResult r = plan_training(m, base, *g, (*table)->for_gpu(*g, *stack), *stack, cluster, space, progress.callback());
+  const Efficiency eff = (*table)->for_gpu(*g, *stack);
+  const PlanResult r = plan_training(m, base, *g, eff, *stack, cluster, space, progress.callback());
   if (r.best)
     if (auto s = check_figures({{"step time", r.best->estimate.step_time_s, kMaxSeconds},
                                 {"time to train", r.best->estimate.time_to_train_s.value_or(0), kMaxSeconds}},
@@ -176,7 +177,7 @@ int run_plan(Context& ctx, PlanFlags f) {
   print_model_caveats(m);
   fmt::print("Every plan trains at the same global batch: {} sequences of {} tokens ({} tokens a step).\n", r.global_batch,
              base.seq, format_count(static_cast<double>(r.global_batch * base.seq)));
-  if (const FitBand& band = FittedParameters::builtin().for_stack(stack->id).memory_band_for(memory_band_class(base.task));
+  if (const FitBand& band = eff.fit.memory_band_for(memory_band_class(base.task));
       headroom->keep_band && band.rows > 0)
     fmt::print("Every plan keeps at least {:.0f}% of each card free, and room for its memory estimate to be {:.0f}% higher "
                "(the 90th percentile of its error on publications the fit never saw, {} rows); --headroom replaces both.\n",
