@@ -193,10 +193,15 @@ std::string insane_figure(const std::string& out) {
   return "";
 }
 
-[[noreturn]] void finding(const std::vector<std::string>& args, const std::string& what, const std::string& text) {
+// The command line as a shell would take it back (each argument quoted).
+std::string command_line(const std::vector<std::string>& args) {
   std::string line = "gpuplan";
   for (size_t i = 1; i < args.size(); ++i) line += " '" + args[i] + "'";
-  dprintf(2, "fuzz_cli: %s\n  command: %s\n  output: %.2000s\n", what.c_str(), line.c_str(), text.c_str());
+  return line;
+}
+
+[[noreturn]] void finding(const std::vector<std::string>& args, const std::string& what, const std::string& text) {
+  dprintf(2, "fuzz_cli: %s\n  command: %s\n  output: %.2000s\n", what.c_str(), command_line(args).c_str(), text.c_str());
   std::abort();
 }
 
@@ -259,11 +264,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (cmd == "advise" && p.ConsumeBool()) args.push_back(env->dir + "/workload.toml");
-  if (std::getenv("FUZZ_CLI_ECHO")) {  // to see which command line an input (say a slow one) is
-    std::string line = "gpuplan";
-    for (size_t i = 1; i < args.size(); ++i) line += " '" + args[i] + "'";
-    dprintf(2, "fuzz_cli: %s\n", line.c_str());
-  }
+  // To see which command line an input (say a slow one) runs.
+  if (std::getenv("FUZZ_CLI_ECHO")) dprintf(2, "fuzz_cli: %s\n", command_line(args).c_str());
   const int rc = run(args);
   const std::string out = drain(env->out), err = drain(env->err);
   if (rc == 0) {
