@@ -194,6 +194,22 @@ if grep -q '^apiVersion: "autoscaling/v2"' "$tmp/hpa.yaml" && grep -q '^kind: "H
   pass=$((pass + 1)); else echo "FAIL advise_emit_k8s"; cat "$tmp/hpa.yaml"; fail=$((fail + 1)); fi
 check emit_unknown 2 "--emit: must be k8s" -- advise "$root/examples/chat-service-8b.toml" --emit helm
 check emit_without_service 2 "--emit: the workload has no" -- advise "$root/examples/qlora-7b-small-team.toml" --emit k8s
+json_has plan_serving "d['task'] == 'infer' and d['engine'] == 'sglang' and d['best']['replicas_peak'] >= 1 and d['best']['replicas_min'] <= d['best']['replicas_peak'] and d['best']['ttft_s'] <= 1.0 and all(o['tp'] >= 1 for o in d['options'])" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --engine sglang --rps 30 --average-rps 10 --prompt 1000 --output 200 --json
+check plan_engine_needs_infer 2 "--engine: sizes a serving deployment" -- plan --model llama-3.1-8b --gpu h100-sxm --engine vllm
+check plan_serving_needs_rps 2 "--rps: plan --task infer needs the peak rate" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm
+check plan_serving_engine_unknown 2 "--engine" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --engine vllmm
+check plan_serving_headroom 2 "--headroom: applies to training" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --headroom 0.2
+for emit in "plan --task infer --model llama-3.1-8b --gpu l40s --rps 12 --average-rps 3 --emit k8s" \
+            "infer --model llama-3.1-8b --gpu l40s --rps 12 --average-rps 3 --emit k8s"; do
+  # shellcheck disable=SC2086
+  "$bin" $emit >"$tmp/emit.yaml" 2>/dev/null
+  if head -1 "$tmp/emit.yaml" | grep -qx -- '---' && grep -q '^kind: "HorizontalPodAutoscaler"' "$tmp/emit.yaml" &&
+     grep -q 'name: "vllm_num_requests_running"' "$tmp/emit.yaml" && grep -q '^  minReplicas: 1' "$tmp/emit.yaml"; then
+    pass=$((pass + 1)); else echo "FAIL emit_k8s: $emit"; cat "$tmp/emit.yaml"; fail=$((fail + 1)); fi
+done
+check infer_emit_needs_rps 2 "--emit: k8s needs the peak request rate" -- infer --model llama-3.1-8b --gpu l40s --emit k8s
+check infer_average_needs_emit 2 "--average-rps: needs --emit k8s" -- infer --model llama-3.1-8b --gpu l40s --rps 2 --average-rps 1
+check infer_average_above_peak 2 "--average-rps: must be above 0 and at most --rps" -- infer --model llama-3.1-8b --gpu l40s --rps 2 --average-rps 3 --emit k8s
 json_has validate_serving "d['mape']['serving'] > 0 and d['serving_unexpressible'] > 0 and 'vllm' in d['serving_mape_by_engine']" -- validate --json
 
 echo "$pass passed, $fail failed"

@@ -40,19 +40,26 @@ json plan_json(const PlanCandidate& c) {
           {"time_to_train_s", opt(c.estimate.time_to_train_s)}};
 }
 
+json serving_option_json(const ServingOption& o) {
+  return {{"tp", o.tp}, {"concurrency_per_replica", o.concurrency}, {"replica_rps", o.replica_rps}, {"headroom", o.headroom},
+          {"replicas_peak", o.replicas_peak}, {"replicas_min", o.replicas_min}, {"gpus_peak", o.gpus_peak},
+          {"gpus_min", o.gpus_min}, {"ttft_s", o.ttft_s}, {"tpot_s", o.tpot_s},
+          {"in_flight_at_capacity", o.in_flight_at_capacity}, {"tokens_per_s_per_gpu", o.tokens_per_s_per_gpu},
+          {"why_not", o.ok() ? json(nullptr) : json(o.why_not)}};
+}
+
 json candidate_json(const Candidate& c) {
   json jobs = json::array(), services = json::array();
   for (const auto& j : c.jobs)
     jobs.push_back({{"name", j.name}, {"plan", plan_json(j.plan)}, {"time_s", j.time_s}, {"cost_usd", j.cost_usd},
                     {"bottleneck", j.bottleneck}, {"bottleneck_share", j.bottleneck_share}});
-  for (const auto& s : c.services)
-    services.push_back({{"name", s.name}, {"engine", s.engine}, {"tp", s.option.tp}, {"concurrency_per_replica", s.option.concurrency},
-                        {"replica_rps", s.option.replica_rps}, {"headroom", s.option.headroom},
-                        {"replicas_peak", s.option.replicas_peak}, {"replicas_min", s.option.replicas_min},
-                        {"gpus_peak", s.option.gpus_peak}, {"gpus_min", s.option.gpus_min}, {"ttft_s", s.option.ttft_s},
-                        {"tpot_s", s.option.tpot_s}, {"ttft_target_s", s.target.ttft_s}, {"tpot_target_s", s.target.tpot_s},
-                        {"peak_rps", s.target.peak_rps}, {"average_rps", s.target.average_rps},
-                        {"usd_per_month", s.usd_per_month}, {"usd_per_million_tokens", s.usd_per_million_tokens}});
+  for (const auto& s : c.services) {
+    json j = serving_option_json(s.option);
+    j.update({{"name", s.name}, {"engine", s.engine}, {"ttft_target_s", s.target.ttft_s}, {"tpot_target_s", s.target.tpot_s},
+              {"peak_rps", s.target.peak_rps}, {"average_rps", s.target.average_rps}, {"usd_per_month", s.usd_per_month},
+              {"usd_per_million_tokens", s.usd_per_million_tokens}});
+    services.push_back(std::move(j));
+  }
   json j = {{"gpu", c.gpu}, {"gpu_name", c.gpu_name}, {"tier", to_string(c.tier)}, {"mode", c.mode}, {"how", c.how()},
             {"provider", c.provider}, {"provider_class", c.provider_class}, {"condition", c.condition},
             {"usd_per_gpu_hour", c.usd_per_gpu_hour}, {"price_basis", c.price_basis}, {"price_date", c.price_date},

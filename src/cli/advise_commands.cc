@@ -81,8 +81,26 @@ Result<std::pair<int64_t, int64_t>> parse_range(const std::string& s) {
 }
 
 // ---- plan ----------------------------------------------------------------------------------
+// With --task infer, `plan` sizes a serving deployment instead: these flags say its load and engine.
+struct ServingPlanFlags {
+  std::string engine, emit;
+  double rps = 0, average_rps = 0, ttft_target_s = 1.0, tpot_target_s = 0.1, scale_at = 0.8;
+  int64_t prompt = 0, output = 0;
+  // The first serving-only flag given, for the error when the task is training.
+  std::string given() const {
+    if (!engine.empty()) return "--engine";
+    if (!emit.empty()) return "--emit";
+    if (rps != 0) return "--rps";
+    if (average_rps != 0) return "--average-rps";
+    if (prompt != 0) return "--prompt";
+    if (output != 0) return "--output";
+    return "";
+  }
+};
+
 struct PlanFlags {
   WorkloadFlags w;
+  ServingPlanFlags serve;
   std::string gpu, gpus = "8";
   int64_t global_batch = 0, gpus_per_node = 0;
   double network_gbps = 0, tokens = 0, headroom = kUnset;
@@ -90,9 +108,150 @@ struct PlanFlags {
   bool json = false;
 };
 
+void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
+  sub.add_option("--engine", s.engine, "with --task infer: serving engine (`gpuplan engines`; default vllm)");
+  sub.add_option("--rps", s.rps, "with --task infer: peak requests per second to serve");
+  sub.add_option("--average-rps", s.average_rps, "with --task infer: average requests per second (default: the peak)");
+  sub.add_option("--prompt", s.prompt, "with --task infer: prompt tokens per request (default 1024)");
+  sub.add_option("--output", s.output, "with --task infer: output tokens per request (default 256)");
+  sub.add_option("--ttft-target", s.ttft_target_s, "with --task infer: p99 time-to-first-token target, seconds")->capture_default_str();
+  sub.add_option("--tpot-target", s.tpot_target_s, "with --task infer: p99 time-per-output-token target, seconds")->capture_default_str();
+  sub.add_option("--emit", s.emit, "with --task infer: k8s writes the autoscaler (HorizontalPodAutoscaler YAML) of the best replica size");
+  sub.add_option("--scale-at", s.scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")->capture_default_str();
+}
+
+// `plan --task infer`: one replica of each tensor-parallel size up to --gpus (and the node), the
+// highest rate it serves within the p99 targets under the engine's scheduling, and the replicas
+// the peak and average rates need.
+int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t>& range) {
+  const ServingPlanFlags& s = f.serve;
+  if (!std::isnan(f.headroom))
+    return fail(make_error("--headroom", "applies to training; a serving replica's memory is the engine's gpu_memory_utilization budget"));
+  if (f.global_batch != 0) return fail(make_error("--global-batch", "applies to training plans, not --task infer"));
+  if (f.tokens != 0) return fail(make_error("--tokens", "applies to training plans, not --task infer"));
+  if (!(s.rps >= 1e-6 && s.rps <= 1e6)) return fail(make_error("--rps", "plan --task infer needs the peak rate, 0.000001 to 1,000,000 requests per second"));
+  if (s.average_rps != 0 && !(s.average_rps >= 1e-6 && s.average_rps <= s.rps))
+    return fail(make_error("--average-rps", "must be above 0 and at most --rps (the peak)"));
+  if (s.prompt < 0 || s.prompt > (1 << 24)) return fail(make_error("--prompt", "must be between 1 and 16M tokens"));
+  if (s.output < 0 || s.output > (1 << 24)) return fail(make_error("--output", "must be between 1 and 16M tokens"));
+  if (!(s.ttft_target_s > 0 && s.ttft_target_s <= 3600)) return fail(make_error("--ttft-target", "must be between 0 and 3600 seconds"));
+  if (!(s.tpot_target_s > 0 && s.tpot_target_s <= 60)) return fail(make_error("--tpot-target", "must be between 0 and 60 seconds"));
+  if (!s.emit.empty() && s.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + s.emit + "'"));
+  if (!(s.scale_at > 0.05 && s.scale_at <= 1)) return fail(make_error("--scale-at", "must be above 0.05 and at most 1"));
+  ServiceTarget target;
+  if (s.prompt > 0) target.prompt_tokens = s.prompt;
+  if (s.output > 0) target.output_tokens = s.output;
+  target.peak_rps = s.rps;
+  target.average_rps = s.average_rps > 0 ? s.average_rps : s.rps;
+  target.ttft_s = s.ttft_target_s;
+  target.tpot_s = s.tpot_target_s;
+  f.w.seq = target.prompt_tokens + target.output_tokens;
+  auto built = build_workload(f.w);
+  if (!built) {
+    Error e = built.error();
+    if (e.field == "--seq") e.field = "--prompt";  // the sequence here is --prompt plus --output
+    return fail(e);
+  }
+  const auto& [m, base] = *built;
+  if (m.traits.encoder) return fail(make_error("--model", "is an encoder; generation needs a decoder model"));
+  auto engine = EngineCatalog::builtin().find(s.engine.empty() ? kDefaultEngineId : s.engine);
+  if (!engine) return fail(engine.error());
+  auto catalog = ctx.catalog();
+  if (!catalog) return fail(catalog.error());
+  auto g = (*catalog)->find(f.gpu);
+  if (!g) return fail(g.error());
+  auto table = ctx.efficiency();
+  if (!table) return fail(table.error());
+  if (auto st = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return fail(*st);
+  if (auto st = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return fail(*st);
+  Cluster cluster = default_cluster(*g);
+  if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
+  if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
+  // A replica is one tensor-parallel group: no wider than --gpus allows, nor than the node.
+  cluster.gpus_per_node = std::min(cluster.gpus_per_node, range.second);
+  const Efficiency eff = (*table)->for_gpu(*g);
+  const ServingPlan plan = plan_serving(m, base, *g, eff, cluster, target, *engine);
+  for (const ServingOption& o : plan.options)
+    if (auto st = check_figures({{"time to first token", o.ttft_s, kMaxSeconds}, {"time per output token", o.tpot_s, kMaxSeconds}},
+                                "--model"))
+      return fail(*st);
+  if (s.emit == "k8s") {
+    if (!plan.best)
+      return fail(make_error("--emit", fmt::format("no replica of {} x {} meets the p99 targets, so there is nothing to scale", m.id, g->id)));
+    fmt::print("{}", autoscaler_document(m.id, g->id, *plan.best, target, *engine, s.scale_at));
+    return 0;
+  }
+  auto prices = ctx.prices();
+  if (!prices) return fail(prices.error());
+  const GpuPrice* price = (*prices)->find(g->id);
+  const auto quote = price ? price->cheapest_cloud() : std::nullopt;
+  // Output tokens served at the peak rate, priced at the peak's GPUs for an hour.
+  auto usd_per_million = [&](const ServingOption& o) -> std::optional<double> {
+    if (!quote || !o.ok()) return std::nullopt;
+    return static_cast<double>(o.gpus_peak) * quote->usd_per_gpu_hour /
+           (target.peak_rps * static_cast<double>(target.output_tokens) * 3600) * 1e6;
+  };
+  if (f.json) {
+    json opts = json::array();
+    for (const ServingOption& o : plan.options) {
+      json j = serving_option_json(o);
+      const auto usd = usd_per_million(o);
+      j["usd_per_million_output_tokens"] = usd ? json(*usd) : json(nullptr);
+      opts.push_back(std::move(j));
+    }
+    json best = nullptr;
+    for (size_t i = 0; plan.best && i < plan.options.size(); ++i)
+      if (plan.options[i].tp == plan.best->tp) best = opts[i];
+    return print_json(json{{"schema_version", 2}, {"task", "infer"}, {"model", m.id}, {"gpu", g->id}, {"engine", engine->id},
+                            {"weight_precision", to_string(base.precision)}, {"kv_precision", to_string(base.kv())},
+                            {"target", {{"prompt_tokens", target.prompt_tokens}, {"output_tokens", target.output_tokens},
+                                        {"peak_rps", target.peak_rps}, {"average_rps", target.average_rps},
+                                        {"ttft_p99_s", target.ttft_s}, {"tpot_p99_s", target.tpot_s}}},
+                            {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
+                            {"price_provider", quote ? json(quote->provider) : json(nullptr)},
+                            {"best", best}, {"options", opts}},
+                      "--model");
+  }
+  fmt::print("{} on {} under {}, {} weights, {} KV cache: {} prompt + {} output tokens a request,\n"
+             "{:.3g} requests/s at peak and {:.3g} on average, p99 targets TTFT {} and TPOT {}.\n",
+             m.name, g->id, engine->name, to_string(base.precision), to_string(base.kv()), target.prompt_tokens,
+             target.output_tokens, target.peak_rps, target.average_rps, format_seconds(target.ttft_s), format_seconds(target.tpot_s));
+  print_model_caveats(m);
+  fmt::print("Each replica size is simulated under Poisson arrivals at the engine's batching rules (`gpuplan infer --rps`).\n\n");
+  TextTable t({"tp", "rate/replica", "replicas peak", "avg", "GPUs peak", "p99 TTFT", "p99 TPOT", "headroom", "tok/s/GPU",
+               quote ? "$/M tokens" : ""});
+  t.align_right({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  for (const ServingOption& o : plan.options) {
+    if (!o.ok()) {
+      t.add_row({std::to_string(o.tp), "-", "-", "-", "-", "-", "-", "-", "-", ""});
+      continue;
+    }
+    const auto usd = usd_per_million(o);
+    t.add_row({std::to_string(o.tp), fmt::format("{:.3g}/s", o.replica_rps), std::to_string(o.replicas_peak),
+               std::to_string(o.replicas_min), std::to_string(o.gpus_peak), format_seconds(o.ttft_s), format_seconds(o.tpot_s),
+               fmt::format("{:.0f}%", 100 * o.headroom), fmt::format("{:.0f}", o.tokens_per_s_per_gpu), usd ? format_usd(*usd) : ""});
+  }
+  fmt::print("{}", t.render());
+  for (const ServingOption& o : plan.options)
+    if (!o.ok()) fmt::print("tp {}: {}\n", o.tp, o.why_not);
+  if (!plan.best) {
+    fmt::print("\nNo replica size meets the targets on {}. Try a larger card, a lighter weight format, or looser targets.\n", g->id);
+    return 0;
+  }
+  fmt::print("\nFewest GPUs: {} replica(s) of TP {} at peak ({} GPUs), {} on average; {:.0f}% of their capacity is left at peak.\n",
+             plan.best->replicas_peak, plan.best->tp, plan.best->gpus_peak, plan.best->replicas_min, 100 * plan.best->headroom);
+  if (quote) fmt::print("$/M tokens: output tokens at the peak rate, {} {}/GPU-hour on demand ({}).\n", quote->provider,
+                        format_usd(quote->usd_per_gpu_hour), quote->date);
+  fmt::print("`--emit k8s` writes its autoscaler.\n");
+  return 0;
+}
+
 int run_plan(Context& ctx, PlanFlags f) {
   auto range = parse_range(f.gpus);
   if (!range) return fail(range.error());
+  if (f.w.task == "infer") return run_plan_serving(ctx, f, *range);
+  if (const std::string flag = f.serve.given(); !flag.empty())
+    return fail(make_error(flag, "sizes a serving deployment; it applies to --task infer"));
   f.w.gpus = 1;
   // --cp fixes context parallelism; without it long sequences (32k tokens and more) search 1 to 8.
   if (f.w.cp < 1 || f.w.cp > 1024) return fail(make_error("--cp", fmt::format("must be between 1 and 1024, got {}", f.w.cp)));
@@ -101,7 +260,7 @@ int run_plan(Context& ctx, PlanFlags f) {
   auto built = build_workload(f.w);
   if (!built) return fail(built.error());
   auto& [m, base] = *built;
-  if (!base.training()) return fail(make_error("--task", "plan searches training layouts; for serving use `gpuplan advise`"));
+  if (!base.training()) return fail(make_error("--task", "plan searches training layouts, or serving replicas with --task infer"));
   auto stack = apply_stack(f.w, base);
   if (!stack) return fail(stack.error());
   auto catalog = ctx.catalog();
@@ -339,15 +498,7 @@ int emit_k8s(const AdviseRequest& req, const Advice& a, double scale_at) {
   std::string out;
   for (size_t k = 0; k < a.recommendation->services.size(); ++k) {
     const ServicePlan& sp = a.recommendation->services[k];
-    const AutoscalePolicy p = autoscale_policy(sp.name, sp.option, req.inference[k].engine, scale_at);
-    out += fmt::format("---\n# {}: {} x {} per replica (TP {}), {} to {} replicas for {:.3g} to {:.3g} requests/s.\n"
-                       "# Scales on {} (requests in flight per replica) at {:.0f}, {:.0f}% of the {:.1f} one replica holds\n"
-                       "# at {:.3g} requests/s, the most that meets p99 TTFT {} and TPOT {}.\n",
-                       sp.name, sp.option.tp, a.recommendation->gpu, sp.option.tp, p.min_replicas, p.max_replicas,
-                       sp.target.average_rps, sp.target.peak_rps, p.metric, p.target_in_flight, scale_at * 100,
-                       p.capacity_in_flight, sp.option.replica_rps, format_seconds(sp.target.ttft_s),
-                       format_seconds(sp.target.tpot_s));
-    out += to_yaml(hpa_manifest(p));
+    out += autoscaler_document(sp.name, a.recommendation->gpu, sp.option, sp.target, req.inference[k].engine, scale_at);
   }
   fmt::print("{}", out);
   return 0;
@@ -472,7 +623,7 @@ int run_advise(Context& ctx, const AdviseFlags& f) {
 
 std::vector<Command> advise_commands() {
   return {
-      {"plan", "Search every parallel layout for the fastest training plan that fits",
+      {"plan", "The fastest training layout that fits, or (--task infer) the fewest serving replicas",
        [](CLI::App& sub, Context& ctx, std::function<int()>& run) {
          auto f = std::make_shared<PlanFlags>();
          f->w.task = "pretrain";
@@ -488,6 +639,7 @@ std::vector<Command> advise_commands() {
          sub.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
          sub.add_option("--network-gbit-s,--network-gbps", f->network_gbps, "network per GPU, Gbit/s");
          sub.add_option("--fabric", f->fabric, "named inter-node fabric (`gpuplan fabrics`)");
+         add_serving_plan_flags(sub, f->serve);
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_plan(ctx, *f); }; });
        }},

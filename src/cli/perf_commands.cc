@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "cli/common.h"
+#include "planner/autoscale.h"
+#include "planner/serving_planner.h"
 #include "cli/workload_flags.h"
 #include <nlohmann/json.hpp>
 
@@ -223,10 +225,33 @@ struct InferFlags {
   WorkloadFlags w;
   ClusterFlags cluster;
   LoadFlags load;
-  std::string gpu, weight_precision, engine = kDefaultEngineId;
+  std::string gpu, weight_precision, engine = kDefaultEngineId, emit;
   int64_t prompt = 512, output = 128, concurrency = 1;
+  double average_rps = 0, scale_at = 0.8;
   bool json = false;
 };
+
+// `infer --emit k8s`: the replica of this TP size planned for --rps as the peak (and --average-rps),
+// within the p99 targets, written as its autoscaler.
+int emit_infer_k8s(const InferFlags& f, const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
+                   const Cluster& cluster, const Engine& engine) {
+  if (f.load.rps == 0 || !f.load.trace.empty() || f.load.users != 0)
+    return fail(make_error("--emit", "k8s needs the peak request rate as --rps (not --trace or --users)"));
+  if (f.average_rps != 0 && !(f.average_rps >= 1e-6 && f.average_rps <= f.load.rps))
+    return fail(make_error("--average-rps", "must be above 0 and at most --rps (the peak)"));
+  if (!(f.scale_at > 0.05 && f.scale_at <= 1)) return fail(make_error("--scale-at", "must be above 0.05 and at most 1"));
+  ServiceTarget t;
+  t.prompt_tokens = f.prompt;
+  t.output_tokens = f.output;
+  t.peak_rps = f.load.rps;
+  t.average_rps = f.average_rps > 0 ? f.average_rps : f.load.rps;
+  t.ttft_s = f.load.ttft_target_s;
+  t.tpot_s = f.load.tpot_target_s;
+  const ServingOption o = plan_replica(m, w, w.par.tp, gpu, eff, cluster, t, engine);
+  if (!o.ok()) return fail(make_error("--emit", fmt::format("a replica of TP {} on {} cannot serve within the targets: {}", w.par.tp, gpu.id, o.why_not)));
+  fmt::print("{}", autoscaler_document(m.id, gpu.id, o, t, engine, f.scale_at));
+  return 0;
+}
 
 void add_load_flags(CLI::App& sub, LoadFlags& l) {
   sub.add_option("--rps", l.rps, "requests per second arriving as a Poisson process: simulates serving under load");
@@ -295,7 +320,11 @@ int run_infer(Context& ctx, InferFlags f) {
   f.w.seq = f.prompt + f.output;
   f.w.batch = f.concurrency;
   auto built = build_workload(f.w);
-  if (!built) return fail(built.error());
+  if (!built) {
+    Error e = built.error();
+    if (e.field == "--seq") e.field = "--prompt";  // the sequence here is --prompt plus --output
+    return fail(e);
+  }
   const auto& [m, w] = *built;
   if (m.traits.encoder) return fail(make_error("--model", "is an encoder; generation needs a decoder model"));
   auto ge = gpu_and_eff(ctx, f.gpu);
@@ -306,6 +335,12 @@ int run_infer(Context& ctx, InferFlags f) {
   auto engine = EngineCatalog::builtin().find(f.engine);
   if (!engine) return fail(engine.error());
   if (auto s = check_workload_knobs(f.load)) return fail(*s);
+  if (!f.emit.empty() && f.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + f.emit + "'"));
+  if (f.emit.empty() && f.average_rps != 0) return fail(make_error("--average-rps", "needs --emit k8s"));
+  if (f.emit == "k8s") {
+    if (auto l = build_load(f.load, f.prompt, f.output); !l) return fail(l.error());
+    return emit_infer_k8s(f, m, w, gpu, eff, *cluster, *engine);
+  }
   InferenceRequest r{f.prompt, f.output, f.concurrency};
   const InferenceEstimate e = estimate_inference(m, w, r, gpu, eff, *cluster, *engine);
   const InferenceMemory im = inference_memory(m, w, r, gpu, eff, *engine);
@@ -591,6 +626,9 @@ std::vector<Command> perf_commands() {
          sub.add_option("--engine", f->engine, "serving engine: vllm, sglang, tensorrt-llm, llama.cpp, transformers (`gpuplan engines`)")
              ->capture_default_str();
          add_load_flags(sub, f->load);
+         sub.add_option("--emit", f->emit, "k8s: plan this replica for --rps as the peak and write its autoscaler (HorizontalPodAutoscaler YAML)");
+         sub.add_option("--average-rps", f->average_rps, "with --emit k8s: average requests per second (default: --rps)");
+         sub.add_option("--scale-at", f->scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")->capture_default_str();
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_infer(ctx, *f); }; });
        }},

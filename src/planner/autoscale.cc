@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/units.h"
+
 namespace gpuplan {
 
 namespace {
@@ -90,6 +92,18 @@ nlohmann::json hpa_manifest(const AutoscalePolicy& p) {
             {"behavior",
              {{"scaleDown", {{"stabilizationWindowSeconds", 300}}},
               {"scaleUp", {{"stabilizationWindowSeconds", 0}}}}}}}};
+}
+
+std::string autoscaler_document(const std::string& service, const std::string& gpu_id, const ServingOption& o,
+                                const ServiceTarget& t, const Engine& engine, double scale_at) {
+  const AutoscalePolicy p = autoscale_policy(service, o, engine, scale_at);
+  return fmt::format("---\n# {}: {} x {} per replica (TP {}), {} to {} replicas for {:.3g} to {:.3g} requests/s.\n"
+                     "# Scales on {} (requests in flight per replica) at {:.0f}, {:.0f}% of the {:.1f} one replica holds\n"
+                     "# at {:.3g} requests/s, the most that meets p99 TTFT {} and TPOT {}.\n",
+                     service, o.tp, gpu_id, o.tp, p.min_replicas, p.max_replicas, t.average_rps, t.peak_rps, p.metric,
+                     p.target_in_flight, scale_at * 100, p.capacity_in_flight, o.replica_rps, format_seconds(t.ttft_s),
+                     format_seconds(t.tpot_s)) +
+         to_yaml(hpa_manifest(p));
 }
 
 std::string to_yaml(const nlohmann::json& j) {

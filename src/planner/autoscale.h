@@ -31,6 +31,11 @@ AutoscalePolicy autoscale_policy(const std::string& service, const ServingOption
 // The policy as an autoscaling/v2 HorizontalPodAutoscaler for a Deployment of the same name.
 nlohmann::json hpa_manifest(const AutoscalePolicy& p);
 
+// The policy's manifest as one YAML document ("---" first), preceded by comments that say what it
+// holds: the replica's GPUs, the replica range for the target's rates, and the metric's target.
+std::string autoscaler_document(const std::string& service, const std::string& gpu_id, const ServingOption& option,
+                                const ServiceTarget& target, const Engine& engine, double scale_at);
+
 // Block-style YAML of a JSON value (maps, lists, scalars; strings double-quoted).
 std::string to_yaml(const nlohmann::json& j);
 

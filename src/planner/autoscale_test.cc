@@ -59,6 +59,29 @@ TEST(Autoscale, PolicySpansTheAverageToThePeakReplicasAndScalesBeforeCapacity) {
   expect_valid_hpa_v2(hpa_manifest(p));
 }
 
+// The document `--emit k8s` prints: one YAML document whose comments restate the option's numbers.
+TEST(Autoscale, TheDocumentIsTheManifestAfterCommentsThatGiveItsNumbers) {
+  ServingOption o;
+  o.tp = 2;
+  o.replicas_min = 1;
+  o.replicas_peak = 3;
+  o.replica_rps = 4.5;
+  o.in_flight_at_capacity = 50;
+  ServiceTarget t;
+  t.peak_rps = 12;
+  t.average_rps = 3;
+  Engine e;
+  e.autoscale_metric = "sglang:num_running_reqs";
+  const std::string doc = autoscaler_document("llama-3.1-70b", "h100-sxm", o, t, e, 0.8);
+  const AutoscalePolicy p = autoscale_policy("llama-3.1-70b", o, e, 0.8);
+  ASSERT_EQ(doc.rfind("---\n# llama-3.1-70b: 2 x h100-sxm per replica (TP 2), 1 to 3 replicas for 3 to 12 requests/s.", 0), 0u) << doc;
+  EXPECT_NE(doc.find("at 40, 80% of the 50.0 one replica holds\n# at 4.5 requests/s"), std::string::npos) << doc;
+  const std::string yaml = to_yaml(hpa_manifest(p));
+  ASSERT_GE(doc.size(), yaml.size());
+  EXPECT_EQ(doc.substr(doc.size() - yaml.size()), yaml);
+  expect_valid_hpa_v2(hpa_manifest(p));
+}
+
 TEST(Autoscale, YamlIsBlockStyleWithQuotedStrings) {
   const nlohmann::json j = {{"a", {{"b", 1}, {"c", "x:y"}}}, {"l", nlohmann::json::array({{{"k", "v"}, {"n", 2}}, 3})}};
   EXPECT_EQ(to_yaml(j), "a:\n  b: 1\n  c: \"x:y\"\nl:\n  - k: \"v\"\n    n: 2\n  - 3\n");

@@ -179,6 +179,27 @@ TEST(ServingPlanner, TheChatServiceExampleSizesH100AtTwoGpus) {
   EXPECT_EQ(p.best->replicas_min, 1);
 }
 
+// `infer --emit k8s` plans one replica at the TP it was given: the same option the sweep finds there.
+TEST(ServingPlanner, OneReplicaSizeIsTheSweepsOptionAtThatTp) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-70b");
+  const Gpu h100 = gpu("h100-sxm");
+  Workload w;
+  w.task = Task::infer;
+  ServiceTarget t;
+  t.peak_rps = 12;
+  t.average_rps = 3;
+  const ServingPlan p = plan_serving(m, w, h100, eff(h100), default_cluster(h100), t, vllm());
+  ASSERT_FALSE(p.options.empty());
+  for (const ServingOption& o : p.options) {
+    const ServingOption one = plan_replica(m, w, o.tp, h100, eff(h100), default_cluster(h100), t, vllm());
+    EXPECT_EQ(one.why_not, o.why_not) << "tp " << o.tp;
+    EXPECT_EQ(one.replica_rps, o.replica_rps) << "tp " << o.tp;
+    EXPECT_EQ(one.replicas_peak, o.replicas_peak) << "tp " << o.tp;
+  }
+  // TP 1 cannot hold 70B of bf16 weights in 80 GB: the option says why.
+  EXPECT_NE(plan_replica(m, w, 1, h100, eff(h100), default_cluster(h100), t, vllm()).why_not.find("do not fit"), std::string::npos);
+}
+
 TEST(ServingPlanner, ATpotTargetBelowTheWeightReadTimeCannotBeMet) {
   const ModelSpec m = *Presets::builtin().find("llama-3.1-70b");
   const Gpu l4 = gpu("l4");

@@ -54,50 +54,55 @@ std::string single_request_check(const InferenceEstimate& one, const InferenceMe
 
 }  // namespace
 
+ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp, const Gpu& gpu, const Efficiency& eff,
+                           const Cluster& cluster, const ServiceTarget& t, const Engine& engine) {
+  Workload w = base;
+  w.task = Task::infer;
+  w.par.tp = tp;
+  w.par.pp = 1;
+  w.par.dp = 1;
+  ServingOption o;
+  o.tp = tp;
+  const InferenceRequest one_req{t.prompt_tokens, t.output_tokens, 1};
+  const InferenceEstimate one = estimate_inference(m, w, one_req, gpu, eff, cluster, engine);
+  const InferenceMemory mem = inference_memory(m, w, one_req, gpu, eff, engine);
+  o.ttft_s = one.ttft_s;
+  o.tpot_s = one.tpot_s;
+  o.why_not = single_request_check(one, mem, t, tp, gpu);
+  if (!o.ok()) return o;
+  const ServingSetup setup = setup_for(engine, step_cost(m, w, gpu, eff, cluster, engine), mem.kv_capacity_tokens);
+  // Start the search where a static batch of 64 (or what the cache holds) would sit.
+  const int64_t c = std::clamp<int64_t>(mem.kv_capacity_tokens / (t.prompt_tokens + t.output_tokens), 1, 64);
+  const InferenceEstimate batch = estimate_inference(m, w, {t.prompt_tokens, t.output_tokens, c}, gpu, eff, cluster, engine);
+  o.replica_rps = max_replica_rate(setup, t, static_cast<double>(c) / batch.e2e_latency_s);
+  if (o.replica_rps <= 0) {
+    o.why_not = "no request rate meets the p99 targets";
+    return o;
+  }
+  o.replicas_peak = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.peak_rps / o.replica_rps)));
+  o.replicas_min = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.average_rps / o.replica_rps)));
+  o.gpus_peak = o.replicas_peak * tp;
+  o.gpus_min = o.replicas_min * tp;
+  o.headroom = 1 - t.peak_rps / (static_cast<double>(o.replicas_peak) * o.replica_rps);
+  const ReplicaLoad at_peak = replica_at_rate(setup, t, t.peak_rps / static_cast<double>(o.replicas_peak));
+  o.ttft_s = at_peak.ttft_p99_s;
+  o.tpot_s = at_peak.tpot_p99_s;
+  o.concurrency = std::max<int64_t>(1, std::llround(at_peak.mean_batch));
+  o.in_flight_at_capacity = replica_at_rate(setup, t, o.replica_rps).mean_batch;
+  o.tokens_per_s_per_gpu = o.replica_rps * static_cast<double>(t.output_tokens) / static_cast<double>(tp);
+  return o;
+}
+
 ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gpu, const Efficiency& eff,
                          const Cluster& cluster, const ServiceTarget& t, const Engine& engine) {
   ServingPlan plan;
   // Tensor parallelism up to the NVLink domain: 8 in an HGX node, more in a GB200/GB300 NVL72
-  // rack (the replica must also hold the model, which the checks below make).
+  // rack (the replica must also hold the model, which plan_replica checks).
   for (int64_t tp = 1; tp <= std::min<int64_t>(64, cluster.gpus_per_node); tp *= 2) {
     if (m.heads % tp != 0) continue;
     // A replica this wide cannot need fewer GPUs than the best narrower plan.
     if (plan.best && tp > plan.best->gpus_peak) break;
-    Workload w = base;
-    w.task = Task::infer;
-    w.par.tp = tp;
-    w.par.pp = 1;
-    w.par.dp = 1;
-    ServingOption o;
-    o.tp = tp;
-    const InferenceRequest one_req{t.prompt_tokens, t.output_tokens, 1};
-    const InferenceEstimate one = estimate_inference(m, w, one_req, gpu, eff, cluster, engine);
-    const InferenceMemory mem = inference_memory(m, w, one_req, gpu, eff, engine);
-    o.ttft_s = one.ttft_s;
-    o.tpot_s = one.tpot_s;
-    o.why_not = single_request_check(one, mem, t, tp, gpu);
-    if (o.ok()) {
-      const ServingSetup setup = setup_for(engine, step_cost(m, w, gpu, eff, cluster, engine), mem.kv_capacity_tokens);
-      // Start the search where a static batch of 64 (or what the cache holds) would sit.
-      const int64_t c = std::clamp<int64_t>(mem.kv_capacity_tokens / (t.prompt_tokens + t.output_tokens), 1, 64);
-      const InferenceEstimate batch = estimate_inference(m, w, {t.prompt_tokens, t.output_tokens, c}, gpu, eff, cluster, engine);
-      o.replica_rps = max_replica_rate(setup, t, static_cast<double>(c) / batch.e2e_latency_s);
-      if (o.replica_rps <= 0) {
-        o.why_not = "no request rate meets the p99 targets";
-      } else {
-        o.replicas_peak = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.peak_rps / o.replica_rps)));
-        o.replicas_min = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.average_rps / o.replica_rps)));
-        o.gpus_peak = o.replicas_peak * tp;
-        o.gpus_min = o.replicas_min * tp;
-        o.headroom = 1 - t.peak_rps / (static_cast<double>(o.replicas_peak) * o.replica_rps);
-        const ReplicaLoad at_peak = replica_at_rate(setup, t, t.peak_rps / static_cast<double>(o.replicas_peak));
-        o.ttft_s = at_peak.ttft_p99_s;
-        o.tpot_s = at_peak.tpot_p99_s;
-        o.concurrency = std::max<int64_t>(1, std::llround(at_peak.mean_batch));
-        o.in_flight_at_capacity = replica_at_rate(setup, t, o.replica_rps).mean_batch;
-        o.tokens_per_s_per_gpu = o.replica_rps * static_cast<double>(t.output_tokens) / static_cast<double>(tp);
-      }
-    }
+    const ServingOption o = plan_replica(m, base, tp, gpu, eff, cluster, t, engine);
     plan.options.push_back(o);
     if (o.ok() && (!plan.best || o.gpus_peak < plan.best->gpus_peak ||
                    (o.gpus_peak == plan.best->gpus_peak && o.tpot_s < plan.best->tpot_s)))

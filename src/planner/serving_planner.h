@@ -52,6 +52,12 @@ struct ServingPlan {
 inline constexpr double kPlannerWindowS = 60;
 inline constexpr int64_t kPlannerMinRequests = 300, kPlannerMaxRequests = 4000;
 
+// One replica of `tp` GPUs: the highest rate it serves within the p99 targets, the replicas the
+// target's peak and average rates need, and the p99s at peak (why_not says why it cannot serve).
+ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp, const Gpu& gpu, const Efficiency& eff,
+                           const Cluster& cluster, const ServiceTarget& target, const Engine& engine);
+
+// plan_replica at every tensor-parallel degree that divides the heads, up to the node.
 ServingPlan plan_serving(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
                          const Cluster& cluster, const ServiceTarget& target, const Engine& engine);
 
