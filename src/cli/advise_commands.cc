@@ -105,7 +105,7 @@ struct PlanFlags {
   int64_t global_batch = 0, gpus_per_node = 0;
   double network_gbps = 0, tokens = 0, headroom = kUnset;
   std::string fabric;
-  bool json = false;
+  bool no_nvlink = false, json = false;
 };
 
 void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
@@ -167,6 +167,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   Cluster cluster = default_cluster(*g);
   if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
+  cluster.nvlink = !f.no_nvlink;
   // A replica is one tensor-parallel group: no wider than --gpus allows, nor than the node.
   cluster.gpus_per_node = std::min(cluster.gpus_per_node, range.second);
   const Efficiency eff = (*table)->for_gpu(*g);
@@ -276,6 +277,7 @@ int run_plan(Context& ctx, PlanFlags f) {
   Cluster cluster = default_cluster(*g);
   if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
+  cluster.nvlink = !f.no_nvlink;
   if (!f.fabric.empty()) {
     if (f.network_gbps > 0) return fail(make_error("--fabric", "give --fabric or --network-gbps, not both"));
     auto fabric = FabricCatalog::builtin().find(f.fabric);
@@ -639,6 +641,7 @@ std::vector<Command> advise_commands() {
          sub.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
          sub.add_option("--network-gbit-s,--network-gbps", f->network_gbps, "network per GPU, Gbit/s");
          sub.add_option("--fabric", f->fabric, "named inter-node fabric (`gpuplan fabrics`)");
+         sub.add_flag("--no-nvlink", f->no_nvlink, "the cards have no NVLink (a PCIe card without its bridge): collectives in a node go over PCIe");
          add_serving_plan_flags(sub, f->serve);
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_plan(ctx, *f); }; });

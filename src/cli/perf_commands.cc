@@ -38,12 +38,14 @@ struct ClusterFlags {
   int64_t gpus_per_node = 0;
   double network_gbps = 0;
   std::string fabric;
+  bool no_nvlink = false;
 };
 
 void add_cluster_flags(CLI::App& sub, ClusterFlags& c) {
   sub.add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node (default 8 for datacenter parts, 4 otherwise)");
   sub.add_option("--network-gbit-s,--network-gbps", c.network_gbps, "network bandwidth per GPU in Gbit/s (default 400 IB; 25 for workstation/consumer)");
   sub.add_option("--fabric", c.fabric, "named inter-node fabric: ib-ndr, ib-hdr, roce-400, eth-400, eth-100, ... (`gpuplan fabrics`)");
+  sub.add_flag("--no-nvlink", c.no_nvlink, "the cards have no NVLink (a PCIe card without its bridge): collectives in a node go over PCIe");
 }
 
 Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
@@ -52,6 +54,7 @@ Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
   if (f.network_gbps < 0 || f.network_gbps > 1e5) return make_error("--network-gbps", "must be between 0 and 100000");
   if (f.gpus_per_node > 0) c.gpus_per_node = f.gpus_per_node;
   if (f.network_gbps > 0) c.network_Bps = f.network_gbps * 1e9 / 8;
+  c.nvlink = !f.no_nvlink;
   if (!f.fabric.empty()) {
     if (f.network_gbps > 0) return make_error("--fabric", "give --fabric or --network-gbps, not both");
     auto fabric = FabricCatalog::builtin().find(f.fabric);

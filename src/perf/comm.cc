@@ -22,7 +22,7 @@ Link group_link(const Gpu& gpu, const Efficiency& eff, const Cluster& c, int64_t
   if (crosses_nodes) return {"network", c.network_Bps * eff.network_fraction, eff.collective_latency_s * 2};
   // NVLink bridges (PCIe cards) join pairs only; larger groups fall back to PCIe.
   const bool bridged_only = gpu.form_factor.find("PCIe") != std::string::npos;
-  if (gpu.has_nvlink() && !(bridged_only && ranks > 2))
+  if (c.nvlink && gpu.has_nvlink() && !(bridged_only && ranks > 2))
     return {"NVLink", gpu.interconnect_Bps / 2 * eff.nvlink_fraction, eff.collective_latency_s};
   return {"PCIe", gpu.pcie_Bps() * eff.pcie_fraction, eff.collective_latency_s};
 }

@@ -206,7 +206,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
            group_collective_time(Collective::all_reduce, bytes / static_cast<double>(shard), dp_group / shard,
                                  w.par.tp * shard, gpu, eff, cluster);
   };
-  double dp_total = 0, dp_exposed = 0;
+  double dp_total = 0, dp_exposed = 0, gather_exposed = 0;
+  std::string gather_link = "none";
   if (dp_group > 1) {
     // Gradient all-reduce (or reduce-scatter + all-gather for ZeRO-1/2: the same volume), once per
     // step, overlapped with the last micro-batch's backward.
@@ -220,11 +221,16 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
       // FSDP gathers the parameters for each micro-batch's forward and again for its backward
       // (once, when they are not resharded after forward), in FP8 where the stack casts before
       // gathering; prefetching overlaps the gathers with compute.
-      const double gather_bytes = recipe && stack.fp8_param_all_gather ? 1.0 : s.weight_bytes;
+      // QLoRA shards and gathers the stored NF4 weights (fsdp_qlora keeps them packed in a 16-bit
+      // storage dtype) and dequantises after the gather.
+      const double gather_bytes = recipe && stack.fp8_param_all_gather ? 1.0
+                                  : w.task == Task::qlora                ? bytes_per_value(Precision::nf4)
+                                                                         : s.weight_bytes;
       const double gather = group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster);
       const double per_micro = (w.par.reshard_after_forward ? 2 : 1) * gather;
       dp_total += per_micro * micro;
-      dp_exposed += micro * (stack.overlap_param_gather ? std::max(0.0, per_micro - 0.9 * t_micro_compute) : per_micro);
+      gather_exposed = micro * (stack.overlap_param_gather ? std::max(0.0, per_micro - 0.9 * t_micro_compute) : per_micro);
+      gather_link = group_link(gpu, eff, cluster, shard, w.par.tp).name;
     }
   }
 
@@ -247,22 +253,31 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   const PassCost all = [&] { PassCost c = fwd; c += bwd; c += recompute; return c; }();
   const double comm_micro = tp_micro + pp_micro + ep_micro + cp_micro;
   e.fit_terms = {(k + bubble_share) * all.compute_s, (k + bubble_share) * (all.memory_s + all.overhead_s) + optimizer_s,
-                 (k + bubble_share) * comm_micro + dp_exposed};
+                 (k + bubble_share) * comm_micro + dp_exposed + gather_exposed};
+  // Each communication term by the link it crosses.
+  const std::pair<double, const std::string*> comm_terms[] = {
+      {(k + bubble_share) * tp_micro, &e.tp_link}, {(k + bubble_share) * pp_micro, &e.pp_link},
+      {(k + bubble_share) * ep_micro, &e.ep_link}, {(k + bubble_share) * cp_micro, &e.cp_link},
+      {dp_exposed, &e.dp_link},                    {gather_exposed, &gather_link}};
+  for (const auto& [s, link] : comm_terms) {
+    if (*link == "PCIe") e.fit_terms.comm_pcie_s += s;
+    if (*link == "network") e.fit_terms.comm_network_s += s;
+  }
   const TrainingFit& fit = eff.fit;
-  e.step_time_s = fit.compute_scale * e.fit_terms.compute_s + fit.memory_scale * e.fit_terms.memory_s +
-                  fit.comm_scale * e.fit_terms.comm_s;
+  e.step_time_s = fit.compute_scale * e.fit_terms.compute_s + fit.memory_scale * e.fit_terms.memory_s;
+  for (const auto& [s, link] : comm_terms) e.step_time_s += fit.comm_scale_for(*link) * s;
   StepBreakdown& b = e.breakdown;
   b.compute_s = all.compute_s * k * fit.compute_scale;
   b.memory_s = all.memory_s * k * fit.memory_scale;
   b.overhead_s = all.overhead_s * k * fit.memory_scale;
-  b.tp_comm_s = tp_micro * k * fit.comm_scale;
-  b.pp_comm_s = pp_micro * k * fit.comm_scale;
-  b.ep_comm_s = ep_micro * k * fit.comm_scale;
-  b.cp_comm_s = cp_micro * k * fit.comm_scale;
-  b.bubble_s = bubble_share * (fit.compute_scale * all.compute_s + fit.memory_scale * (all.memory_s + all.overhead_s) +
-                               fit.comm_scale * comm_micro);
-  b.dp_comm_exposed_s = dp_exposed * fit.comm_scale;
-  b.dp_comm_total_s = dp_total * fit.comm_scale;
+  b.tp_comm_s = tp_micro * k * fit.comm_scale_for(e.tp_link);
+  b.pp_comm_s = pp_micro * k * fit.comm_scale_for(e.pp_link);
+  b.ep_comm_s = ep_micro * k * fit.comm_scale_for(e.ep_link);
+  b.cp_comm_s = cp_micro * k * fit.comm_scale_for(e.cp_link);
+  b.bubble_s = bubble_share * (fit.compute_scale * all.compute_s + fit.memory_scale * (all.memory_s + all.overhead_s)) +
+               bubble_share / k * (b.tp_comm_s + b.pp_comm_s + b.ep_comm_s + b.cp_comm_s);
+  b.dp_comm_exposed_s = dp_exposed * fit.comm_scale_for(e.dp_link) + gather_exposed * fit.comm_scale_for(gather_link);
+  b.dp_comm_total_s = dp_total * fit.comm_scale_for(e.dp_link);
   b.optimizer_s = optimizer_s * fit.memory_scale;
 
   // ---- Throughput and utilisation -------------------------------------------------------------

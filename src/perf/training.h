@@ -46,6 +46,9 @@ struct FitTerms {
   double compute_s = 0;  // compute-bound work, with its share of the pipeline bubble
   double memory_s = 0;   // memory-bound work, kernel launches, optimizer update, their bubble share
   double comm_s = 0;     // exposed collectives and sends, their bubble share
+  // The parts of comm_s over PCIe and over the inter-node network (the rest over NVLink): stacks
+  // hide communication on each differently, so each has its own fitted scale.
+  double comm_pcie_s = 0, comm_network_s = 0;
   double total() const { return compute_s + memory_s + comm_s; }
 };
 

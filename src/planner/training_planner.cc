@@ -153,7 +153,7 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
         ++r.excluded_by_stack;
         continue;
       }
-      if (rules.platform && !rules.platform->direct_link_for_tp(gpu, w.par.tp, cluster.gpus_per_node)) {
+      if (rules.platform && !rules.platform->direct_link_for_tp(gpu, w.par.tp, cluster.nvlink ? cluster.gpus_per_node : 1)) {
         ++r.excluded_by_link;
         continue;
       }

@@ -21,7 +21,13 @@ struct FitBand {
 struct TrainingFit {
   // Step time = compute_scale x compute-bound work + memory_scale x (memory-bound work, launches,
   // optimizer) + comm_scale x exposed communication (each with its share of the pipeline bubble).
-  double compute_scale = 1, memory_scale = 1, comm_scale = 1;
+  // comm_scale applies to NVLink; comm_scale_pcie and comm_scale_network to collectives over PCIe
+  // and over the inter-node network.
+  double compute_scale = 1, memory_scale = 1, comm_scale = 1, comm_scale_pcie = 1, comm_scale_network = 1;
+  // The scale of communication over a link named as group_link() names it.
+  double comm_scale_for(const std::string& link) const {
+    return link == "PCIe" ? comm_scale_pcie : link == "network" ? comm_scale_network : comm_scale;
+  }
   // Training memory: saved activations x activation_scale; the caching allocator's reserve as a
   // fraction of activations and workspaces (unset: efficiency.toml's allocator_fraction).
   double activation_scale = 1;

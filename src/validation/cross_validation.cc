@@ -18,44 +18,60 @@ constexpr double kMinScale = 0.2, kMaxScale = 5.0;
 
 double clamp_scale(double x) { return std::clamp(x, kMinScale, kMaxScale); }
 
-// Solves the 3x3 system a x = b (Gaussian elimination with partial pivoting).
-std::array<double, 3> solve3(std::array<std::array<double, 3>, 3> a, std::array<double, 3> b) {
-  for (int col = 0; col < 3; ++col) {
-    int pivot = col;
-    for (int r = col + 1; r < 3; ++r)
+// Solves the N x N system a x = b (Gaussian elimination with partial pivoting).
+template <size_t N>
+std::array<double, N> solve(std::array<std::array<double, N>, N> a, std::array<double, N> b) {
+  for (size_t col = 0; col < N; ++col) {
+    size_t pivot = col;
+    for (size_t r = col + 1; r < N; ++r)
       if (std::fabs(a[r][col]) > std::fabs(a[pivot][col])) pivot = r;
     std::swap(a[col], a[pivot]);
     std::swap(b[col], b[pivot]);
-    for (int r = col + 1; r < 3; ++r) {
+    for (size_t r = col + 1; r < N; ++r) {
       const double k = a[r][col] / a[col][col];
-      for (int c = col; c < 3; ++c) a[r][c] -= k * a[col][c];
+      for (size_t c = col; c < N; ++c) a[r][c] -= k * a[col][c];
       b[r] -= k * b[col];
     }
   }
-  std::array<double, 3> x{};
-  for (int r = 2; r >= 0; --r) {
+  std::array<double, N> x{};
+  for (size_t r = N; r-- > 0;) {
     double s = b[r];
-    for (int c = r + 1; c < 3; ++c) s -= a[r][c] * x[c];
+    for (size_t c = r + 1; c < N; ++c) s -= a[r][c] * x[c];
     x[r] = s / a[r][r];
   }
   return x;
 }
 
 // ---- Training throughput: step = a x compute + b x memory-bound + c x communication ----------
-struct Scales {
-  double compute = 1, memory = 1, comm = 1;
-};
+// (communication by link: NVLink, PCIe, inter-node network, each its own scale)
+constexpr size_t kTerms = 5;
+using Scales = std::array<double, kTerms>;  // compute, memory, NVLink, PCIe, network
+constexpr Scales kUnitScales = {1, 1, 1, 1, 1};
+
+Scales terms_of(const FitTerms& t) {
+  return {t.compute_s, t.memory_s, t.comm_s - t.comm_pcie_s - t.comm_network_s, t.comm_pcie_s, t.comm_network_s};
+}
+double step_seconds(const Scales& s, const FitTerms& t) {
+  const Scales x = terms_of(t);
+  double sum = 0;
+  for (size_t j = 0; j < kTerms; ++j) sum += s[j] * x[j];
+  return sum;
+}
+Scales scales_of(const TrainingFit& f) {
+  return {f.compute_scale, f.memory_scale, f.comm_scale, f.comm_scale_pcie, f.comm_scale_network};
+}
+void set_scales(TrainingFit& f, const Scales& s) {
+  f.compute_scale = s[0], f.memory_scale = s[1], f.comm_scale = s[2], f.comm_scale_pcie = s[3], f.comm_scale_network = s[4];
+}
+
 struct ThroughputModel {
-  Scales global;
+  Scales global = kUnitScales;
   std::map<std::string, Scales> stacks;
   const Scales& for_stack(const std::string& stack) const {
     auto it = stacks.find(stack);
     return it != stacks.end() ? it->second : global;
   }
-  double seconds(const ValidationRow& r) const {
-    const Scales& s = for_stack(r.stack);
-    return s.compute * r.fit.time.compute_s + s.memory * r.fit.time.memory_s + s.comm * r.fit.time.comm_s;
-  }
+  double seconds(const ValidationRow& r) const { return step_seconds(for_stack(r.stack), r.fit.time); }
 };
 
 // Stacks with enough rows from at least two publications among `idx`.
@@ -76,29 +92,30 @@ std::set<std::string> stacks_with_rows(const std::vector<ValidationRow>& rows, c
 // toward `prior` with the ridge weight.
 Scales fit_scales(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx,
                   const std::function<bool(const ValidationRow&)>& keep, const Scales& prior) {
-  std::array<std::array<double, 3>, 3> a{};
-  const std::array<double, 3> p = {prior.compute, prior.memory, prior.comm};
-  std::array<double, 3> b{};
+  std::array<std::array<double, kTerms>, kTerms> a{};
+  std::array<double, kTerms> b{};
   for (size_t i : idx) {
     const ValidationRow& r = rows[i];
     if (!keep(r)) continue;
     const double t = r.published_quantity();
-    const std::array<double, 3> x = {r.fit.time.compute_s / t, r.fit.time.memory_s / t, r.fit.time.comm_s / t};
-    for (int j = 0; j < 3; ++j) {
-      for (int k = 0; k < 3; ++k) a[j][k] += x[j] * x[k];
+    Scales x = terms_of(r.fit.time);
+    for (double& v : x) v /= t;
+    for (size_t j = 0; j < kTerms; ++j) {
+      for (size_t k = 0; k < kTerms; ++k) a[j][k] += x[j] * x[k];
       b[j] += x[j];
     }
   }
-  for (int j = 0; j < 3; ++j) a[j][j] += kRidge, b[j] += kRidge * p[j];
-  const auto theta = solve3(a, b);
-  return {clamp_scale(theta[0]), clamp_scale(theta[1]), clamp_scale(theta[2])};
+  for (size_t j = 0; j < kTerms; ++j) a[j][j] += kRidge, b[j] += kRidge * prior[j];
+  Scales theta = solve<kTerms>(a, b);
+  for (double& v : theta) v = clamp_scale(v);
+  return theta;
 }
 
-// First the three scales on every row (ridge toward 1, the sourced model), then each well-covered
-// stack's own three on its rows, pulled toward the global ones.
+// First the five scales on every row (ridge toward 1, the sourced model), then each well-covered
+// stack's own five on its rows, pulled toward the global ones.
 ThroughputModel fit_throughput(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx) {
   ThroughputModel m;
-  m.global = fit_scales(rows, idx, [](const ValidationRow&) { return true; }, Scales{});
+  m.global = fit_scales(rows, idx, [](const ValidationRow&) { return true; }, kUnitScales);
   for (const std::string& stack : stacks_with_rows(rows, idx))
     m.stacks[stack] = fit_scales(rows, idx, [&](const ValidationRow& r) { return r.stack == stack; }, m.global);
   return m;
@@ -281,7 +298,7 @@ CrossValidation cross_validate(ValidationReport& rep, double allocator_prior) {
       [](const MemoryModel& m, const ValidationRow& r) { return m.bytes(r); }, mm);
 
   TrainingFit& g = cv.fitted.global;
-  g.compute_scale = tm.global.compute, g.memory_scale = tm.global.memory, g.comm_scale = tm.global.comm;
+  set_scales(g, tm.global);
   g.activation_scale = mm.activation, g.allocator_fraction = mm.reserve;
   g.throughput_band = band_of(t_ratios);
   g.memory_band = band_of(m_ratios);
@@ -295,8 +312,7 @@ CrossValidation cross_validate(ValidationReport& rep, double allocator_prior) {
   for (const auto& [s, v] : m_bands) stacks.insert(s);
   for (const std::string& s : stacks) {
     TrainingFit f = g;
-    const Scales& sc = tm.for_stack(s);
-    f.compute_scale = sc.compute, f.memory_scale = sc.memory, f.comm_scale = sc.comm;
+    set_scales(f, tm.for_stack(s));
     f.activation_scale = mm.activation_for(s);
     if (auto it = t_bands.find(s); it != t_bands.end()) f.throughput_band = it->second;
     if (auto it = m_bands.find(s); it != m_bands.end()) f.memory_band = it->second;
@@ -309,9 +325,7 @@ void apply_fit(ValidationReport& rep, const FittedParameters& fitted, double all
   for (ValidationRow& r : rep.rows) {
     const TrainingFit& f = fitted.for_stack(r.stack);
     if (r.kind == "train_throughput" || r.section == "moe_training") {
-      const double t = f.compute_scale * r.fit.time.compute_s + f.memory_scale * r.fit.time.memory_s +
-                       f.comm_scale * r.fit.time.comm_s;
-      r.predicted = r.fit.metric_at(t);
+      r.predicted = r.fit.metric_at(step_seconds(scales_of(f), r.fit.time));
     } else if (r.kind == "train_memory") {
       MemoryModel m{f.activation_scale, f.allocator_fraction >= 0 ? f.allocator_fraction : allocator_prior, {}};
       r.predicted = r.fit.metric_at(m.bytes(r));

@@ -327,6 +327,9 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   auto net = f.optional_number("network_gbps");
   if (!net) return net.error();
   if (*net) cluster.network_Bps = **net * 1e9 / 8;
+  auto nvlink = f.optional_boolean("nvlink");
+  if (!nvlink) return nvlink.error();
+  if (*nvlink) cluster.nvlink = **nvlink;
 
   if (section == "serving") return serving_row(t, where, *m, *gpu, eff, row);
   if (section == "operation") {
