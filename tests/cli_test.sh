@@ -210,6 +210,8 @@ done
 check infer_emit_needs_rps 2 "--emit: k8s needs the peak request rate" -- infer --model llama-3.1-8b --gpu l40s --emit k8s
 check infer_average_needs_emit 2 "--average-rps: needs --emit k8s" -- infer --model llama-3.1-8b --gpu l40s --rps 2 --average-rps 1
 check infer_average_above_peak 2 "--average-rps: must be above 0 and at most --rps" -- infer --model llama-3.1-8b --gpu l40s --rps 2 --average-rps 3 --emit k8s
+json_has plan_no_nvlink "d['excluded_by_link'] > 0 and d['best']['tp'] == 1" -- plan --model gpt2 --gpu rtx-3090 --gpus 2 --stack megatron --seq 1024 --no-nvlink --json
+json_has train_no_nvlink "d['links']['dp'] == 'PCIe'" -- train --model llama-2-7b --gpu rtx-3090 --gpus 2 --zero 3 --task qlora --no-nvlink --json
 json_has validate_serving "d['mape']['serving'] > 0 and d['serving_unexpressible'] > 0 and 'vllm' in d['serving_mape_by_engine']" -- validate --json
 
 echo "$pass passed, $fail failed"

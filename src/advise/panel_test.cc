@@ -78,7 +78,8 @@ TEST(Panel, SmallTeamQloraRentsOneCardForHours) {
 
 // The QLoRA paper trained 65B on one 48 GB GPU (Dettmers et al. 2023, with paged optimizers and
 // gradient checkpointing): the estimate of a 70B QLoRA the same way is under one 48 GB card, and
-// the advisor stays on 48 GB cards with recompute. It keeps the QLoRA error band free as well (the
+// the advisor stays on 48 GB cards with recompute (of every layer or every other one, whichever is
+// faster there). It keeps the QLoRA error band free as well (the
 // 90th percentile of published / predicted is 1.40, from LitGPT's nf4 rows), so the plan is one
 // card only when the estimate x 1.40 fits it, else two.
 TEST(Panel, Qlora70bFitsOne48GbCard) {
@@ -89,12 +90,13 @@ TEST(Panel, Qlora70bFitsOne48GbCard) {
   EXPECT_LE(r.gpus, 2);
   EXPECT_LE(gpu_of(r).memory_bytes, 48e9);
   const PlanCandidate& plan = r.jobs[0].plan;
-  EXPECT_TRUE(plan.workload.recompute == Recompute::full);
+  EXPECT_TRUE(plan.workload.recompute != Recompute::none) << "70B of activations does not fit 48 GB cards";
   EXPECT_GE(plan.margin.free_bytes, plan.margin.required_bytes);
   Workload one = plan.workload;
   one.par = Parallelism{};
   one.offload_optimizer = true;
   one.micro_batch = 1;
+  one.recompute = Recompute::full;  // the paper's gradient checkpointing
   const FitReport fit = check_fit(req.training[0].model, one, gpu_of(r), EfficiencyTable::builtin().for_gpu(gpu_of(r), req.training[0].stack));
   EXPECT_TRUE(fit.margin.fits_without_headroom) << "the estimate itself fits one card, as in the paper";
 }

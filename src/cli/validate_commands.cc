@@ -41,7 +41,7 @@ Result<ValidatedTable> validated(Context& ctx, const std::string& path) {
 int print_validate_json(const ValidatedTable& v) {
   const ValidationReport& rep = v.report;
   json rows = json::array();
-  for (const auto& r : rep.rows)
+  for (const auto& r : rep.rows) {
     rows.push_back({{"section", r.section}, {"kind", r.kind.empty() ? json(nullptr) : json(r.kind)}, {"what", r.what},
                     {"engine", r.engine.empty() ? json(nullptr) : json(r.engine)},
                     {"metric", r.metric}, {"publication", r.publication}, {"stack", r.stack.empty() ? json(nullptr) : json(r.stack)},
@@ -50,6 +50,14 @@ int print_validate_json(const ValidatedTable& v) {
                     {"cross_validated_error", r.kind.empty() ? json(nullptr) : json(r.cv_error())},
                     {"source", r.source}, {"assumed", r.assumed},
                     {"uncalibrated", r.section == "cross_gpu" ? json(r.uncalibrated) : json(nullptr)}});
+    // The unfitted step time's terms, as the fit sees them.
+    if (r.kind == "train_throughput") {
+      const FitTerms& t = r.fit.time;
+      rows.back()["unfitted_terms_s"] = {{"compute", t.compute_s}, {"memory", t.memory_s},
+                                         {"comm_nvlink", t.comm_s - t.comm_pcie_s - t.comm_network_s},
+                                         {"comm_pcie", t.comm_pcie_s}, {"comm_network", t.comm_network_s}};
+    }
+  }
   json kept = json::array();
   for (const auto& u : rep.unscored)
     kept.push_back({{"section", u.section}, {"what", u.what}, {"publication", u.publication}, {"source", u.source}, {"reason", u.reason}});

@@ -70,8 +70,11 @@ namespace gpuplan {
 double group_collective_time(Collective kind, double bytes, int64_t ranks, int64_t stride, const Gpu& gpu,
                              const Efficiency& eff, const Cluster& c) {
   const Link link = group_link(gpu, eff, c, ranks, stride);
-  const int64_t local = std::max<int64_t>(1, std::min<int64_t>(ranks, c.gpus_per_node / std::max<int64_t>(1, stride)));
-  if (link.name != "network" || local <= 1 || ranks % local != 0 || kind == Collective::p2p || kind == Collective::all_to_all)
+  // Members per scale-up domain: as many as the domain holds that divide the group evenly (64
+  // ranks on NVL72 racks run as two domains of 32, not as one flat ring over the network).
+  int64_t local = std::max<int64_t>(1, std::min<int64_t>(ranks, c.gpus_per_node / std::max<int64_t>(1, stride)));
+  while (local > 1 && ranks % local != 0) --local;
+  if (link.name != "network" || local <= 1 || kind == Collective::p2p || kind == Collective::all_to_all)
     return collective_time(kind, bytes, ranks, link);
   const Link inner = group_link(gpu, eff, c, local, stride);
   const int64_t nodes = ranks / local;

@@ -88,6 +88,51 @@ void attention_ops(const ModelSpec& m, const ForwardShape& s, double kv_len, std
 
 // The MoE block: router, the routed experts this GPU holds (only those some token chose), and the
 // shared experts every token passes through. `share` is the fraction of layers that are sparse.
+// A rank-r LoRA adapter beside a frozen [d_in x d_out] linear, as Hugging Face PEFT's lora.Linear
+// runs it: result + lora_B(lora_A(x)) * scaling, i.e. two thin GEMMs that read the linear's whole
+// input and write a full-width output, then the scale and the add over that output (read and
+// write, then two reads and a write). The same adapters ModelSpec::lora_parameters counts.
+void add_adapter(std::vector<Op>& ops, double tokens, double d_in, double d_out, double share, const ForwardShape& s) {
+  if (s.lora_rank <= 0 || tokens <= 0) return;
+  const double r = s.lora_rank, ab = s.act_bytes;
+  for (Op op : {gemm("LoRA adapter A", tokens, d_in, r, ab, ab), gemm("LoRA adapter B", tokens, r, d_out, ab, ab),
+                vec("LoRA adapter scale and add", tokens * d_out, ab, 5)}) {
+    op.adapter = true;
+    op.calls = share;
+    ops.push_back(op);
+  }
+}
+
+void adapter_ops(const ModelSpec& m, const ForwardShape& s, double sparse, std::vector<Op>& ops) {
+  const double h = m.hidden, T = s.tokens, t = s.tp;
+  if (m.is_mla()) {
+    const double qk = m.qk_nope_dim + m.qk_rope_dim;
+    if (m.q_lora_rank > 0) {
+      add_adapter(ops, T, h, m.q_lora_rank, 1, s);
+      add_adapter(ops, T, m.q_lora_rank, m.heads * qk / t, 1, s);
+    } else {
+      add_adapter(ops, T, h, m.heads * qk / t, 1, s);
+    }
+    add_adapter(ops, T, h, m.kv_lora_rank + m.qk_rope_dim, 1, s);
+    add_adapter(ops, T, m.kv_lora_rank, m.heads * (m.qk_nope_dim + m.v_head_dim) / t, 1, s);
+    add_adapter(ops, T, m.heads * m.v_head_dim / t, h, 1, s);
+  } else {
+    add_adapter(ops, T, h, m.q_dim() / t, 1, s);
+    add_adapter(ops, T, h, m.kv_dim() / t, 2, s);  // keys and values
+    add_adapter(ops, T, m.q_dim() / t, h, 1, s);
+  }
+  const double up = m.traits.glu ? 2 : 1;
+  auto mlp = [&](double tokens, double f, double share) {
+    add_adapter(ops, tokens, h, f, up * share, s);
+    add_adapter(ops, tokens, f, h, share, s);
+  };
+  if (sparse < 1) mlp(T, m.intermediate / t, 1 - sparse);
+  if (sparse > 0) {
+    mlp(expert_work(m, s).token_copies, m.expert_width() / s.etp, sparse);
+    if (m.shared_experts > 0) mlp(T, m.shared_experts * m.shared_width() / t, sparse);
+  }
+}
+
 void moe_ops(const ModelSpec& m, const ForwardShape& s, double share, std::vector<Op>& ops) {
   const double h = m.hidden, T = s.tokens, wb = s.weight_bytes, ab = s.act_bytes;
   const double up = m.traits.glu ? 2 : 1;
@@ -135,6 +180,7 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, const ForwardShape& s) {
     for (Op* op : {&up, &act, &down}) op->calls = share, ops.push_back(*op);
   }
   ops.push_back(vec("residual add", T * h * rep, ab, 3));
+  adapter_ops(m, s, sparse, ops);
   return ops;
 }
 

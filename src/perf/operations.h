@@ -29,6 +29,8 @@ struct ForwardShape {
   // busiest rank's load relative to a balanced share (imbalance, or the capacity factor).
   double ep = 1, etp = 1, moe_load = 1;
   double expert_weight_bytes = 0;  // per routed-expert weight; 0 = weight_bytes
+  // LoRA/QLoRA training: the rank of the adapters on every block linear (0: none).
+  double lora_rank = 0;
 };
 
 // Routed experts one GPU runs in one MoE layer, and the token copies they process: with few

@@ -131,6 +131,92 @@ TEST(Training, DataParallelAcrossNodesUsesTheNetwork) {
   EXPECT_GT(e.breakdown.dp_comm_total_s, 0);
 }
 
+// Two RTX 3090s come with an NVLink bridge in the catalog; without it (--no-nvlink) the same
+// pair talks over PCIe, and FSDP's gathers take longer.
+TEST(Training, ACardWithoutItsBridgeTalksOverPcie) {
+  Workload w;
+  w.task = Task::lora;
+  w.par.dp = 2;
+  w.par.zero = 3;
+  w.seq = 512;
+  const Gpu g = gpu("rtx-3090");
+  Cluster bridged = default_cluster(g), bare = bridged;
+  bare.nvlink = false;
+  const auto a = estimate_training(preset("llama-3.1-8b"), w, g, train_eff(g), megatron(), bridged, {});
+  const auto b = estimate_training(preset("llama-3.1-8b"), w, g, train_eff(g), megatron(), bare, {});
+  EXPECT_EQ(a.dp_link, "NVLink");
+  EXPECT_EQ(b.dp_link, "PCIe");
+  EXPECT_GT(b.fit_terms.comm_pcie_s, 0);
+  EXPECT_EQ(a.fit_terms.comm_pcie_s, 0);
+  EXPECT_GT(b.breakdown.dp_comm_total_s, 2 * a.breakdown.dp_comm_total_s);
+}
+
+// QLoRA under FSDP gathers the stored NF4 weights, about a quarter of LoRA's bf16 bytes.
+TEST(Training, QloraGathersFourBitWeights) {
+  Workload w;
+  w.task = Task::lora;
+  w.par.dp = 4;
+  w.par.zero = 3;
+  w.seq = 2048;
+  const Gpu g = gpu("h100-sxm");
+  const ModelSpec m = preset("llama-3.1-70b");
+  const auto lora = estimate_training(m, w, g, train_eff(g), megatron(), default_cluster(g), {});
+  w.task = Task::qlora;
+  const auto qlora = estimate_training(m, w, g, train_eff(g), megatron(), default_cluster(g), {});
+  const double ratio = qlora.breakdown.dp_comm_total_s / lora.breakdown.dp_comm_total_s;
+  EXPECT_NEAR(ratio, bytes_per_value(Precision::nf4) / 2, 0.03);
+}
+
+// The adapters the step times are exactly those ModelSpec::lora_parameters counts: rank x (d_in +
+// d_out) weights each; they cost time (they read the linears' inputs and write full-width
+// outputs) and are trained (a full backward), unlike the frozen linears.
+TEST(Training, LoraAdaptersAreTheCountedOnesAndCostTime) {
+  const ModelSpec m = preset("llama-3.1-8b");
+  ForwardShape s;
+  s.tokens = 4096;
+  s.kv_len = 4096;
+  const std::vector<Op> plain = block_forward_ops(m, s);
+  s.lora_rank = 16;
+  const std::vector<Op> adapted = block_forward_ops(m, s);
+  double weights = 0;
+  int adapters = 0;
+  for (const Op& op : adapted) {
+    if (!op.adapter || op.kind != OpKind::matmul) continue;
+    ++adapters;
+    weights += op.calls * op.flops / (2 * s.tokens);  // [tokens x in] x [in x out]: 2 x tokens x in x out
+  }
+  // q, k and v (one shape, two calls), o, gate and up (one shape), down: A, B, scale-and-add each.
+  EXPECT_EQ(plain.size() + 3 * 5, adapted.size());
+  EXPECT_EQ(adapters, 10);
+  EXPECT_DOUBLE_EQ(weights * static_cast<double>(m.layers), static_cast<double>(m.lora_parameters(16)));
+
+  Workload w;
+  w.task = Task::lora;
+  w.lora_rank = 64;
+  w.seq = 2048;
+  const Gpu g = gpu("h100-sxm");
+  const auto r64 = estimate_training(m, w, g, train_eff(g), megatron(), default_cluster(g), {});
+  w.lora_rank = 8;
+  const auto r8 = estimate_training(m, w, g, train_eff(g), megatron(), default_cluster(g), {});
+  EXPECT_GT(r64.step_time_s, r8.step_time_s);
+}
+
+// 64 ranks two apart on NVL72 racks are not a multiple of the 36 a rack holds: they run as two
+// domains of 32 (hierarchical), not as one flat ring over the network.
+TEST(Comm, AGroupThatDoesNotFillTheDomainEvenlyStillGoesHierarchical) {
+  const Gpu g = gpu("gb200");
+  const Cluster c = default_cluster(g);
+  ASSERT_EQ(c.gpus_per_node, 72);
+  const Efficiency e = eff(g);
+  const double bytes = 100e9;
+  const double split = group_collective_time(Collective::all_gather, bytes, 64, 2, g, e, c);
+  const double flat = collective_time(Collective::all_gather, bytes, 64, group_link(g, e, c, 64, 2));
+  const double expected = collective_time(Collective::all_gather, bytes, 32, group_link(g, e, c, 32, 2)) +
+                          collective_time(Collective::all_gather, bytes / 32, 2, group_link(g, e, c, 64, 2));
+  EXPECT_DOUBLE_EQ(split, expected);
+  EXPECT_LT(split, flat / 4);
+}
+
 TEST(Training, RunTimeAndGpuHoursFollowFromTokens) {
   Workload w;
   w.task = Task::pretrain;

@@ -26,6 +26,7 @@ struct Op {
   // GEMMs: elements of the input operands (activations and weights) and of the output, what a
   // low-precision recipe casts in forward (inputs) and backward (the output's gradient).
   double input_elements = 0, output_elements = 0;
+  bool adapter = false;  // a LoRA adapter's op: trained, unlike the frozen base weights it rides on
 };
 
 struct OpTime {

@@ -92,6 +92,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   if (w.activation_precision() == Precision::fp32) s.weight_bytes = 4;
   s.other_weight_bytes = s.weight_bytes;
   s.causal_halving = w.flash_attention && !m.traits.encoder;
+  if (peft) s.lora_rank = static_cast<double>(w.lora_rank);
   set_expert_layout(m, w, eff, s);
 
   // ---- One micro-batch on one pipeline stage -----------------------------------------------
@@ -100,12 +101,12 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   double fwd_flops_stage = 0, recompute_flops_stage = 0;
   double attention_fwd_s = 0, attention_bwd_s = 0;  // what ring attention's sends hide behind
   for (const Op& op : block_forward_ops(m, s)) {
-    const bool low = recipe && op.kind == OpKind::matmul && op.name != "router";
+    const bool low = recipe && op.kind == OpKind::matmul && op.name != "router" && !op.adapter;
     const Precision op_p = low ? p : p16;
     OpTime tf = time_op(op, gpu, eff, op_p);
     Op b = backward_of(op);
     // Frozen base weights (LoRA/QLoRA) need only input gradients: half the GEMM backward.
-    if (peft && op.kind == OpKind::matmul) b.flops /= 2, b.bytes /= 2;
+    if (peft && op.kind == OpKind::matmul && !op.adapter) b.flops /= 2, b.bytes /= 2;
     OpTime tb = time_op(b, gpu, eff, op_p);
     if (low) {
       tf.compute_s /= recipe->gemm_relative_throughput, tb.compute_s /= recipe->gemm_relative_throughput;

@@ -153,7 +153,9 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
         ++r.excluded_by_stack;
         continue;
       }
-      if (rules.platform && !rules.platform->direct_link_for_tp(gpu, w.par.tp, cluster.nvlink ? cluster.gpus_per_node : 1)) {
+      // Without their NVLink, cards reach each other directly only by PCIe peer-to-peer.
+      if (rules.platform && !(cluster.nvlink ? rules.platform->direct_link_for_tp(gpu, w.par.tp, cluster.gpus_per_node)
+                                             : w.par.tp <= 1 || rules.platform->peer_to_peer(gpu))) {
         ++r.excluded_by_link;
         continue;
       }
