@@ -218,7 +218,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
 struct LoadFlags {
   double rps = 0, think_time_s = -1, prefix_hit_rate = 0, acceptance_rate = -1;
   double ttft_target_s = 1.0, tpot_target_s = 0.1;
-  std::string trace;
+  std::string trace, lengths = "fixed";
   int64_t users = 0, requests = 1000, spec_tokens = 0;
   int64_t seed = 1;  // signed, so that CLI11 refuses -1 and 2^64 instead of wrapping them
   bool given() const { return rps != 0 || !trace.empty() || users != 0 || think_time_s != -1; }
@@ -262,6 +262,9 @@ void add_load_flags(CLI::App& sub, LoadFlags& l) {
   sub.add_option("--users", l.users, "users in a closed loop, each sending its next request after the last answer and a think time");
   sub.add_option("--think-time", l.think_time_s, "mean think time of --users, seconds (exponential)");
   sub.add_option("--requests", l.requests, "requests to simulate with --rps or --users")->capture_default_str();
+  sub.add_option("--lengths", l.lengths,
+                 "fixed: every request --prompt and --output tokens; chat: drawn around them as ShareGPT-style chat traffic spreads")
+      ->capture_default_str();
   sub.add_option("--seed", l.seed, "seed of the arrival and think-time draws")->capture_default_str();
   sub.add_option("--prefix-hit-rate", l.prefix_hit_rate, "share of each prompt found in the engine's prefix cache (0-1)");
   sub.add_option("--spec-tokens", l.spec_tokens, "speculative tokens proposed per decode step (0: none)");
@@ -282,6 +285,13 @@ Result<Load> build_load(const LoadFlags& l, int64_t prompt, int64_t output) {
   if (l.users > 0 && l.think_time_s == -1) return make_error("--think-time", "is required with --users (0 for none)");
   if (l.users > 0 && !(l.think_time_s >= 0 && l.think_time_s <= 86400)) return make_error("--think-time", "must be between 0 and 86400 seconds");
   if (l.requests < 1 || l.requests > 1000000) return make_error("--requests", "must be between 1 and 1,000,000");
+  if (l.lengths != "fixed" && l.lengths != "chat") return make_error("--lengths", "must be fixed or chat, not '" + l.lengths + "'");
+  if (l.lengths == "chat" && !l.trace.empty()) return make_error("--lengths", "the trace gives each request's lengths; drop --lengths");
+  // Capped at 1,024 and 2,048 tokens, exponential draws cannot average more than about half the caps.
+  if (l.lengths == "chat" && (prompt > kChatMaxPrompt / 2 || prompt + output > kChatMaxTotal / 2))
+    return make_error("--lengths", fmt::format("chat lengths are capped as ShareGPT's in vllm bench (prompt {}, prompt + output {}): "
+                                               "--prompt must be at most {} and --prompt + --output at most {}",
+                                               kChatMaxPrompt, kChatMaxTotal, kChatMaxPrompt / 2, kChatMaxTotal / 2));
   Load load;
   load.users = l.users;
   load.think_time_s = std::max(0.0, l.think_time_s);
@@ -298,6 +308,7 @@ Result<Load> build_load(const LoadFlags& l, int64_t prompt, int64_t output) {
   } else {
     load.requests = poisson_arrivals(l.requests, l.rps, prompt, output, static_cast<uint64_t>(l.seed));
   }
+  if (l.lengths == "chat") draw_chat_lengths(load.requests, prompt, output, static_cast<uint64_t>(l.seed));
   return load;
 }
 

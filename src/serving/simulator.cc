@@ -380,6 +380,37 @@ std::vector<SimRequest> poisson_arrivals(int64_t count, double rps, int64_t prom
   return out;
 }
 
+void draw_chat_lengths(std::vector<SimRequest>& requests, int64_t mean_prompt, int64_t mean_output, uint64_t seed) {
+  if (requests.empty()) return;
+  // The caps cut the exponentials' tails, so their means start at the targets and are raised
+  // until the kept draws average the targets (a few rounds; stopped where the caps forbid more).
+  double mu_p = static_cast<double>(std::clamp<int64_t>(mean_prompt, kChatMinTokens, kChatMaxPrompt));
+  double mu_o = static_cast<double>(std::clamp<int64_t>(mean_output, kChatMinTokens, kChatMaxTotal - kChatMinTokens));
+  const double target_p = mu_p, target_o = mu_o;
+  for (int round = 0; round < 12; ++round) {
+    Rng rng(seed ^ 0x6C656E67746873ULL);  // not the arrival times' stream
+    double sum_p = 0, sum_o = 0;
+    for (SimRequest& q : requests) {
+      int64_t p = 0, o = 0;
+      for (int tries = 0; tries < 1000; ++tries) {
+        p = static_cast<int64_t>(std::llround(rng.exponential(mu_p)));
+        o = static_cast<int64_t>(std::llround(rng.exponential(mu_o)));
+        if (p >= kChatMinTokens && o >= kChatMinTokens && p <= kChatMaxPrompt && p + o <= kChatMaxTotal) break;
+        p = std::clamp<int64_t>(p, kChatMinTokens, kChatMaxPrompt);
+        o = std::clamp<int64_t>(o, kChatMinTokens, kChatMaxTotal - p);
+      }
+      q.prompt_tokens = p;
+      q.output_tokens = o;
+      sum_p += static_cast<double>(p), sum_o += static_cast<double>(o);
+    }
+    const double n = static_cast<double>(requests.size());
+    const double gp = target_p / (sum_p / n), go = target_o / (sum_o / n);
+    if (std::fabs(gp - 1) < 0.005 && std::fabs(go - 1) < 0.005) break;
+    mu_p = std::min(mu_p * gp, 4.0 * kChatMaxPrompt);
+    mu_o = std::min(mu_o * go, 4.0 * kChatMaxTotal);
+  }
+}
+
 void assign_arrivals(std::vector<SimRequest>& requests, double rps, uint64_t seed) {
   Rng rng(seed);
   double t = 0;

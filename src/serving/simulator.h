@@ -69,4 +69,13 @@ std::vector<SimRequest> poisson_arrivals(int64_t count, double rps, int64_t prom
 // Gives trace requests without arrival times Poisson arrivals at `rps` (all at 0 when rps is 0).
 void assign_arrivals(std::vector<SimRequest>& requests, double rps, uint64_t seed);
 
+// Chat traffic's spread of lengths in place of equal ones: prompt and output tokens drawn
+// exponentially, kept only where vllm bench keeps a ShareGPT conversation (both at least 4 tokens,
+// the prompt at most 1,024, the two at most 2,048: vllm/benchmarks/datasets.py is_valid_sequence),
+// with the exponentials' means set so that the kept lengths average `mean_prompt` and
+// `mean_output` (as far as the caps allow). The exponential shape is an assumption: no published
+// fit of ShareGPT's length distribution was found. Arrival times are kept.
+inline constexpr int64_t kChatMaxPrompt = 1024, kChatMaxTotal = 2048, kChatMinTokens = 4;
+void draw_chat_lengths(std::vector<SimRequest>& requests, int64_t mean_prompt, int64_t mean_output, uint64_t seed);
+
 }  // namespace gpuplan

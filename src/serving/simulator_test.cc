@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "hardware/catalog.h"
 #include "model/presets.h"
 #include "perf/inference.h"
@@ -112,6 +114,40 @@ TEST(ServingSimulator, SpeculativeDecodingWithHighAcceptanceShortensTimePerToken
 }
 
 // Hugging Face generate() pads a batch to its longest request and returns it whole.
+// Chat lengths keep vllm bench's ShareGPT filter, average the means asked for, and are seeded.
+TEST(ServingSimulator, ChatLengthsKeepTheMeansAndTheCaps) {
+  Load l = open_loop(2000, 0, 216, 197);
+  draw_chat_lengths(l.requests, 216, 197, 3);
+  double p = 0, o = 0;
+  int64_t longest = 0;
+  for (const SimRequest& q : l.requests) {
+    EXPECT_GE(q.prompt_tokens, kChatMinTokens);
+    EXPECT_GE(q.output_tokens, kChatMinTokens);
+    EXPECT_LE(q.prompt_tokens, kChatMaxPrompt);
+    EXPECT_LE(q.prompt_tokens + q.output_tokens, kChatMaxTotal);
+    EXPECT_EQ(q.arrival_s, 0);
+    p += static_cast<double>(q.prompt_tokens), o += static_cast<double>(q.output_tokens);
+    longest = std::max(longest, q.output_tokens);
+  }
+  EXPECT_NEAR(p / 2000, 216, 216 * 0.01);
+  EXPECT_NEAR(o / 2000, 197, 197 * 0.01);
+  EXPECT_GT(longest, 4 * 197);  // the tail that equal lengths leave out
+  Load again = open_loop(2000, 0, 216, 197);
+  draw_chat_lengths(again.requests, 216, 197, 3);
+  for (size_t i = 0; i < l.requests.size(); ++i) EXPECT_EQ(again.requests[i].output_tokens, l.requests[i].output_tokens);
+}
+
+// All at once, a spread of lengths ends in a tail of few long requests decoding at a small batch:
+// the same mean lengths give less throughput than equal ones.
+TEST(ServingSimulator, ASpreadOfLengthsServesFewerTokensASecondThanEqualLengths) {
+  const Fixture f;
+  const ServingResult equal = run(f.setup(), open_loop(1000, 0, 216, 197));
+  Load chat = open_loop(1000, 0, 216, 197);
+  draw_chat_lengths(chat.requests, 216, 197, 1);
+  const ServingResult spread = run(f.setup(), chat);
+  EXPECT_LT(spread.throughput_tokens_per_s, 0.8 * equal.throughput_tokens_per_s);
+}
+
 TEST(ServingSimulator, StaticBatchesReturnTogether) {
   const Fixture f;
   const Engine hf = *EngineCatalog::builtin().find("transformers");

@@ -109,6 +109,9 @@ Result<double> simulated(const TomlFields& f, const RowSetup& s, const ModelSpec
   } else {
     load.requests = poisson_arrivals(count, rps / static_cast<double>(s.replicas), s.req.prompt_tokens, s.req.output_tokens, 1);
   }
+  // ShareGPT runs (vllm bench serve and its kin) send chat lengths, not the means every time.
+  if (f.table()["dataset"].value_or(std::string()).rfind("ShareGPT", 0) == 0)
+    draw_chat_lengths(load.requests, s.req.prompt_tokens, s.req.output_tokens, 1);
   auto r = simulate_serving(setup, load);
   if (!r) return make_error(f.field("prompt"), r.error().message);
   if (metric == "ttft_s") return pick(r->ttft_s, s.percentile);
