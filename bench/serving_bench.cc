@@ -20,7 +20,7 @@ void BM_Simulate10kRequests(benchmark::State& state) {
   Workload w;
   w.task = Task::infer;
   const InferenceMemory mem = inference_memory(m, w, {1024, 256, 1}, gpu, eff, engine);
-  const ServingSetup s = setup_for(engine, step_cost(m, w, gpu, eff, default_cluster(gpu), engine), mem.kv_capacity_tokens);
+  const ServingSetup s = setup_for(engine, gpu, step_cost(m, w, gpu, eff, default_cluster(gpu), engine), mem.kv_capacity_tokens);
   Load load;
   load.requests = poisson_arrivals(10000, static_cast<double>(state.range(0)), 1024, 256, 1);
   int64_t steps = 0;

@@ -5,6 +5,7 @@
 #include "data/embedded.h"
 #include "data/toml_document.h"
 #include "util/suggest.h"
+#include "util/units.h"
 
 namespace gpuplan {
 
@@ -95,7 +96,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "attention_relative", "step_overhead_s", "request_overhead_s", "cuda_graphs",
                             "graph_kernel_overhead_s", "continuous_batching", "chunked_prefill", "max_batched_tokens",
                             "max_num_seqs", "prefix_caching", "gpu_memory_utilization", "kv_block_tokens",
-                            "profile_run_peak", "autoscale_metric"}))
+                            "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
+                            "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -117,11 +119,14 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                   std::tuple{"step_overhead_s", &e.step_overhead_s, 0.0, 1.0},
                                   std::tuple{"request_overhead_s", &e.request_overhead_s, 0.0, 10.0},
                                   std::tuple{"graph_kernel_overhead_s", &e.graph_kernel_overhead_s, 0.0, 1e-3},
-                                  std::tuple{"gpu_memory_utilization", &e.gpu_memory_utilization, 0.05, 1.0}})
+                                  std::tuple{"gpu_memory_utilization", &e.gpu_memory_utilization, 0.05, 1.0},
+                                  std::tuple{"large_gpu_min_gib", &e.large_gpu_min_gib, 0.0, 1e4}})
     if (auto s = read_number(f, key, *out, lo, hi)) return *s;
   for (auto [key, out, lo, hi] : {std::tuple{"max_batched_tokens", &e.max_batched_tokens, int64_t{1}, int64_t{1} << 24},
                                   std::tuple{"max_num_seqs", &e.max_num_seqs, int64_t{1}, int64_t{1} << 20},
-                                  std::tuple{"kv_block_tokens", &e.kv_block_tokens, int64_t{1}, int64_t{4096}}})
+                                  std::tuple{"kv_block_tokens", &e.kv_block_tokens, int64_t{1}, int64_t{4096}},
+                                  std::tuple{"small_gpu_max_batched_tokens", &e.small_gpu_max_batched_tokens, int64_t{1}, int64_t{1} << 24},
+                                  std::tuple{"small_gpu_max_num_seqs", &e.small_gpu_max_num_seqs, int64_t{1}, int64_t{1} << 20}})
     if (auto s = read_count(f, key, *out, lo, hi)) return *s;
   for (auto [key, out] : {std::pair{"cuda_graphs", &e.cuda_graphs}, std::pair{"continuous_batching", &e.continuous_batching},
                           std::pair{"chunked_prefill", &e.chunked_prefill}, std::pair{"prefix_caching", &e.prefix_caching},
@@ -130,10 +135,27 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     if (!b) return b.error();
     if (*b) *out = **b;
   }
+  if (const toml::node* x = t.get("large_gpu_exclude")) {
+    const toml::array* a = x->as_array();
+    if (!a) return make_error(f.field("large_gpu_exclude"), "must be a list of GPU id fragments");
+    for (const auto& v : *a) {
+      auto s = v.value<std::string>();
+      if (!s || s->empty()) return make_error(f.field("large_gpu_exclude"), "must be a list of non-empty strings");
+      e.large_gpu_exclude.push_back(*s);
+    }
+  }
   return e;
 }
 
 }  // namespace
+
+Engine::BatchLimits Engine::limits_on(const Gpu& gpu) const {
+  bool large = gpu.memory_bytes >= large_gpu_min_gib * kGiB;
+  for (const std::string& x : large_gpu_exclude) large = large && gpu.id.find(x) == std::string::npos;
+  if (large) return {max_batched_tokens, max_num_seqs};
+  return {small_gpu_max_batched_tokens > 0 ? small_gpu_max_batched_tokens : max_batched_tokens,
+          small_gpu_max_num_seqs > 0 ? small_gpu_max_num_seqs : max_num_seqs};
+}
 
 Result<EngineCatalog> EngineCatalog::from_toml(std::string_view text, const std::string& origin) {
   auto doc = parse_toml(text, origin);

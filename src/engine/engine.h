@@ -48,6 +48,12 @@ struct Engine {
   bool chunked_prefill = true;
   int64_t max_batched_tokens = 8192;  // tokens one forward step may process
   int64_t max_num_seqs = 256;         // requests in flight at once
+  // Defaults that depend on the card: below `large_gpu_min_gib` of memory, or on a GPU whose
+  // catalog id contains one of `large_gpu_exclude`, the engine starts with the small limits
+  // (0: the same as the large ones).
+  double large_gpu_min_gib = 0;
+  std::vector<std::string> large_gpu_exclude;
+  int64_t small_gpu_max_batched_tokens = 0, small_gpu_max_num_seqs = 0;
   bool prefix_caching = false;        // on by default (the hit rate is the workload's)
 
   // KV cache
@@ -56,6 +62,12 @@ struct Engine {
   bool profile_run_peak = true;         // reserves the activation peak of a max_batched_tokens step
 
   std::string autoscale_metric;  // the Prometheus gauge of requests in flight it exports
+
+  // The token budget per step and the sequence limit the engine starts with on `gpu`.
+  struct BatchLimits {
+    int64_t max_batched_tokens = 0, max_num_seqs = 0;
+  };
+  BatchLimits limits_on(const Gpu& gpu) const;
 
   // The efficiencies a step of this engine runs at on `gpu` with weights in `p`.
   Efficiency decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;

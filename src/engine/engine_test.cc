@@ -95,3 +95,24 @@ TEST(Engines, VllmBudgetsNinetyPercentOfTheCardForWeightsPeakAndKv) {
 }
 
 }  // namespace gpuplan
+
+namespace gpuplan {
+
+// vLLM's batch defaults depend on the card (get_batch_defaults): 8,192 tokens and 1,024 sequences
+// on a GPU of 70 GiB or more that is not an A100, else 2,048 and 256.
+TEST(Engines, VllmStartsWithSmallerBatchesOnAnA100AndOnSmallCards) {
+  const Engine vllm = *EngineCatalog::builtin().find("vllm");
+  auto limits = [&](const char* id) { return vllm.limits_on(*Catalog::builtin().find(id)); };
+  EXPECT_EQ(limits("h100-sxm").max_batched_tokens, 8192);
+  EXPECT_EQ(limits("h100-sxm").max_num_seqs, 1024);
+  EXPECT_EQ(limits("h200-sxm").max_num_seqs, 1024);
+  EXPECT_EQ(limits("a100-80gb-sxm").max_batched_tokens, 2048);
+  EXPECT_EQ(limits("a100-80gb-sxm").max_num_seqs, 256);
+  EXPECT_EQ(limits("l40s").max_batched_tokens, 2048);
+  EXPECT_EQ(limits("rtx-4090").max_num_seqs, 256);
+  // An engine without the rule keeps one set of limits everywhere.
+  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  EXPECT_EQ(trt.limits_on(*Catalog::builtin().find("l40s")).max_batched_tokens, trt.max_batched_tokens);
+}
+
+}  // namespace gpuplan

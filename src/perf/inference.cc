@@ -106,7 +106,7 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   // profiles; what its share of the card leaves after weights, that peak and the runtime's own
   // memory is the KV cache.
   Workload pw = mw;
-  pw.seq = std::min<int64_t>(engine.max_batched_tokens, std::max<int64_t>(mw.seq, 1));
+  pw.seq = std::min<int64_t>(engine.limits_on(gpu).max_batched_tokens, std::max<int64_t>(mw.seq, 1));
   const MemoryEstimate peak = estimate_memory(m, pw, eff);
   out.profile_peak_bytes = engine.profile_run_peak ? peak.activations + peak.workspace : 0;
   const double runtime = mem.cuda_context + mem.comm_buffers;

@@ -150,7 +150,7 @@ TEST(ServingPlanner, TheRateSearchConvergesOnTheFewestReplicas) {
   Workload rw = w;
   rw.par.tp = o.tp;
   const InferenceMemory mem = inference_memory(m, rw, {1024, 256, 1}, h100, eff(h100), vllm());
-  const ServingSetup setup = setup_for(vllm(), step_cost(m, rw, h100, eff(h100), default_cluster(h100), vllm()), mem.kv_capacity_tokens);
+  const ServingSetup setup = setup_for(vllm(), h100, step_cost(m, rw, h100, eff(h100), default_cluster(h100), vllm()), mem.kv_capacity_tokens);
   EXPECT_TRUE(replica_at_rate(setup, t, o.replica_rps).meets);
   EXPECT_FALSE(replica_at_rate(setup, t, o.replica_rps * 1.05).meets);
   EXPECT_TRUE(replica_at_rate(setup, t, t.peak_rps / static_cast<double>(o.replicas_peak)).meets);

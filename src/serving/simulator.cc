@@ -350,13 +350,14 @@ ServingResult Simulation::summarise() const {
 
 }  // namespace
 
-ServingSetup setup_for(const Engine& engine, const StepCost& cost, int64_t kv_capacity_tokens) {
+ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cost, int64_t kv_capacity_tokens) {
   ServingSetup s;
   s.cost = cost;
   s.kv_capacity_tokens = kv_capacity_tokens;
   s.kv_block_tokens = engine.kv_block_tokens;
-  s.max_batched_tokens = engine.max_batched_tokens;
-  s.max_num_seqs = engine.max_num_seqs;
+  const Engine::BatchLimits limits = engine.limits_on(gpu);
+  s.max_batched_tokens = limits.max_batched_tokens;
+  s.max_num_seqs = limits.max_num_seqs;
   s.chunked_prefill = engine.chunked_prefill;
   s.continuous_batching = engine.continuous_batching;
   return s;

@@ -58,7 +58,7 @@ struct ServingResult {
 };
 
 // The engine's scheduling rules and KV budget as a setup (the caller adds the cost and workload knobs).
-ServingSetup setup_for(const Engine& engine, const StepCost& cost, int64_t kv_capacity_tokens);
+ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cost, int64_t kv_capacity_tokens);
 
 // Fails (naming `field`) when a request can never fit the KV cache.
 Result<ServingResult> simulate_serving(const ServingSetup& s, const Load& load);

@@ -20,7 +20,7 @@ struct Fixture {
   Fixture() { w.task = Task::infer; }
   ServingSetup setup() const {
     const InferenceMemory mem = inference_memory(m, w, {1024, 256, 1}, gpu, eff, engine);
-    return setup_for(engine, step_cost(m, w, gpu, eff, default_cluster(gpu), engine), mem.kv_capacity_tokens);
+    return setup_for(engine, gpu, step_cost(m, w, gpu, eff, default_cluster(gpu), engine), mem.kv_capacity_tokens);
   }
 };
 
@@ -151,7 +151,7 @@ TEST(ServingSimulator, ASpreadOfLengthsServesFewerTokensASecondThanEqualLengths)
 TEST(ServingSimulator, StaticBatchesReturnTogether) {
   const Fixture f;
   const Engine hf = *EngineCatalog::builtin().find("transformers");
-  ServingSetup s = setup_for(hf, step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), hf), 200000);
+  ServingSetup s = setup_for(hf, f.gpu, step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), hf), 200000);
   Load l;
   l.requests = {{0, 100, 10}, {0, 200, 50}, {0, 50, 30}};
   const ServingResult r = run(s, l);
@@ -193,7 +193,7 @@ TEST(ServingSimulator, TwentyFiveUsersOnA70bFp8Tp2MatchNvidiasBenchmark) {
   w.par.tp = 2;
   const InferenceRequest req{5000, 500, 1};
   const InferenceMemory mem = inference_memory(m, w, req, gpu, eff, trt);
-  const ServingSetup s = setup_for(trt, step_cost(m, w, gpu, eff, default_cluster(gpu), trt), mem.kv_capacity_tokens);
+  const ServingSetup s = setup_for(trt, gpu, step_cost(m, w, gpu, eff, default_cluster(gpu), trt), mem.kv_capacity_tokens);
   Load l;
   l.users = 25;
   l.ramp_s = estimate_inference(m, w, req, gpu, eff, default_cluster(gpu), trt).e2e_latency_s;
