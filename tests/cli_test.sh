@@ -215,6 +215,8 @@ json_has train_no_nvlink "d['links']['dp'] == 'PCIe'" -- train --model llama-2-7
 json_has infer_chat_lengths "d['load']['requests'] == 200 and d['throughput_tokens_per_s'] > 0" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 50 --requests 200 --prompt 216 --output 197 --lengths chat --json
 check lengths_unknown 2 "--lengths: must be fixed or chat" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --lengths zipf
 check lengths_chat_too_long 2 "--lengths: chat lengths are capped" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --prompt 4096 --lengths chat
+check engine_without_kernels 2 "--engine: SGLang .* mxfp4 kernels for hopper" -- infer --model gpt-oss-20b --gpu a100-80gb-sxm --precision mxfp4 --engine sglang
+check plan_engine_without_kernels 2 "--engine: SGLang .* not ampere" -- plan --task infer --model gpt-oss-20b --gpu a100-80gb-sxm --precision mxfp4 --engine sglang --rps 5
 json_has validate_serving "d['mape']['serving'] > 0 and d['serving_unexpressible'] > 0 and 'vllm' in d['serving_mape_by_engine']" -- validate --json
 
 echo "$pass passed, $fail failed"

@@ -122,6 +122,11 @@ bool add_services(Candidate& c, const AdviseRequest& req, const GpuPlans& plans)
   for (size_t k = 0; k < req.inference.size(); ++k) {
     const InferenceService& s = req.inference[k];
     const ServingPlan& sp = plans.services[k];
+    if (!sp.refused.empty()) {
+      c.notes["service"] = s.name;
+      reject(c, "software", sentence("{}: {}.", {fact::text("notes/service", s.name), note(c, "refused", sp.refused)}));
+      return false;
+    }
     if (!sp.best) {
       std::string why;
       for (const auto& o : sp.options) why += fmt::format("{}TP {}: {}", why.empty() ? "" : "; ", o.tp, o.why_not);

@@ -160,6 +160,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   if (!catalog) return fail(catalog.error());
   auto g = (*catalog)->find(f.gpu);
   if (!g) return fail(g.error());
+  if (std::string why = engine->unsupported(*g, base.precision); !why.empty()) return fail(make_error("--engine", why));
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
   if (auto st = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return fail(*st);

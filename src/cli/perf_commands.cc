@@ -349,6 +349,7 @@ int run_infer(Context& ctx, InferFlags f) {
   auto engine = EngineCatalog::builtin().find(f.engine);
   if (!engine) return fail(engine.error());
   if (auto s = check_workload_knobs(f.load)) return fail(*s);
+  if (std::string why = engine->unsupported(gpu, w.precision); !why.empty()) return fail(make_error("--engine", why));
   if (!f.emit.empty() && f.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + f.emit + "'"));
   if (f.emit.empty() && f.average_rps != 0) return fail(make_error("--average-rps", "needs --emit k8s"));
   if (f.emit == "k8s") {

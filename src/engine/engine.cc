@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "data/embedded.h"
 #include "data/toml_document.h"
 #include "util/suggest.h"
@@ -97,7 +99,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "graph_kernel_overhead_s", "continuous_batching", "chunked_prefill", "max_batched_tokens",
                             "max_num_seqs", "prefix_caching", "gpu_memory_utilization", "kv_block_tokens",
                             "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
-                            "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs"}))
+                            "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
+                            "format_architectures_source"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -135,6 +138,26 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     if (!b) return b.error();
     if (*b) *out = **b;
   }
+  if (const toml::node* x = t.get("format_architectures")) {
+    const toml::table* ft = x->as_table();
+    if (!ft) return make_error(f.field("format_architectures"), "must be a table of format = [architectures]");
+    for (const auto& [fmt_name, archs] : *ft) {
+      const std::string where = f.field("format_architectures") + "." + std::string(fmt_name.str());
+      if (!parse_precision(fmt_name.str())) return make_error(where, "is not a weight format gpuplan knows");
+      const toml::array* a = archs.as_array();
+      if (!a || a->empty()) return make_error(where, "must be a non-empty list of architectures");
+      std::vector<std::string> list;
+      for (const auto& v : *a) {
+        auto s = v.value<std::string>();
+        if (!s || s->empty()) return make_error(where, "must be a list of architecture names");
+        list.push_back(*s);
+      }
+      e.format_architectures.emplace_back(std::string(fmt_name.str()), list);
+    }
+    auto src = f.string("format_architectures_source");
+    if (!src) return make_error(f.field("format_architectures_source"), "is required with format_architectures");
+    e.format_architectures_source = *src;
+  }
   if (const toml::node* x = t.get("large_gpu_exclude")) {
     const toml::array* a = x->as_array();
     if (!a) return make_error(f.field("large_gpu_exclude"), "must be a list of GPU id fragments");
@@ -148,6 +171,18 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
 }
 
 }  // namespace
+
+std::string Engine::unsupported(const Gpu& gpu, Precision p) const {
+  for (const auto& [format, archs] : format_architectures) {
+    if (parse_precision(format) != p) continue;
+    if (std::find(archs.begin(), archs.end(), gpu.architecture) != archs.end()) return "";
+    std::string list;
+    for (const std::string& a : archs) list += (list.empty() ? "" : ", ") + a;
+    return fmt::format("{} has {} kernels for {} only, not {} ({}); gpuplan does not guess the speed of its fallback",
+                       name, format, list, gpu.architecture, format_architectures_source);
+  }
+  return "";
+}
 
 Engine::BatchLimits Engine::limits_on(const Gpu& gpu) const {
   bool large = gpu.memory_bytes >= large_gpu_min_gib * kGiB;

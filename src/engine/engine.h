@@ -63,6 +63,14 @@ struct Engine {
 
   std::string autoscale_metric;  // the Prometheus gauge of requests in flight it exports
 
+  // Weight formats the engine has kernels for on some architectures only (format -> those
+  // architectures), with the source that says so; elsewhere gpuplan refuses rather than guess the
+  // speed of a fallback path.
+  std::vector<std::pair<std::string, std::vector<std::string>>> format_architectures;
+  std::string format_architectures_source;
+  // Why this engine cannot be modelled serving `p` weights on `gpu`, or empty.
+  std::string unsupported(const Gpu& gpu, Precision p) const;
+
   // The token budget per step and the sequence limit the engine starts with on `gpu`.
   struct BatchLimits {
     int64_t max_batched_tokens = 0, max_num_seqs = 0;

@@ -115,4 +115,18 @@ TEST(Engines, VllmStartsWithSmallerBatchesOnAnA100AndOnSmallCards) {
   EXPECT_EQ(trt.limits_on(*Catalog::builtin().find("l40s")).max_batched_tokens, trt.max_batched_tokens);
 }
 
+// SGLang announced gpt-oss's MXFP4 kernels for Hopper, Blackwell and AMD's MI300/MI350 parts:
+// elsewhere gpuplan refuses instead of guessing a fallback's speed; other formats and engines pass.
+TEST(Engines, AFormatWithoutKernelsOnTheArchitectureIsRefusedWithTheSource) {
+  const Engine sglang = *EngineCatalog::builtin().find("sglang");
+  const Engine vllm = *EngineCatalog::builtin().find("vllm");
+  const Gpu a100 = *Catalog::builtin().find("a100-80gb-sxm"), h100 = *Catalog::builtin().find("h100-sxm");
+  const std::string why = sglang.unsupported(a100, Precision::mxfp4);
+  EXPECT_NE(why.find("not ampere"), std::string::npos) << why;
+  EXPECT_NE(why.find("lmsys.org"), std::string::npos) << why;
+  EXPECT_EQ(sglang.unsupported(h100, Precision::mxfp4), "");
+  EXPECT_EQ(sglang.unsupported(a100, Precision::bf16), "");
+  EXPECT_EQ(vllm.unsupported(a100, Precision::mxfp4), "");
+}
+
 }  // namespace gpuplan

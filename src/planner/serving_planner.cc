@@ -96,6 +96,8 @@ ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp,
 ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gpu, const Efficiency& eff,
                          const Cluster& cluster, const ServiceTarget& t, const Engine& engine) {
   ServingPlan plan;
+  plan.refused = engine.unsupported(gpu, base.precision);
+  if (!plan.refused.empty()) return plan;
   // Tensor parallelism up to the NVLink domain: 8 in an HGX node, more in a GB200/GB300 NVL72
   // rack (the replica must also hold the model, which plan_replica checks).
   for (int64_t tp = 1; tp <= std::min<int64_t>(64, cluster.gpus_per_node); tp *= 2) {

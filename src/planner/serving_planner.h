@@ -43,6 +43,7 @@ struct ServingOption {
 struct ServingPlan {
   std::optional<ServingOption> best;  // fewest GPUs at peak
   std::vector<ServingOption> options;
+  std::string refused;  // why the engine cannot be modelled serving these weights on this GPU
 };
 
 // Each point of the search simulates a minute of arrivals (at least kPlannerMinRequests, at most

@@ -154,6 +154,32 @@ Result<double> memory(const TomlFields& f, const RowSetup& s, const ModelSpec& m
   return mem.kv_budget_bytes / kGiB;
 }
 
+// A prompt cannot be prefilled faster than the GPUs' fastest dense tensor rate allows for two
+// FLOPs per active parameter per token (a static batch's prompts all before its first token; under
+// load, at least the request's own): a published figure beyond that means the row does not describe
+// the run (a shorter prompt, another unit), whatever the model.
+std::string beats_peak(const RowSetup& s, const ModelSpec& m, const Gpu& gpu, const std::string& metric, double published,
+                       bool under_load) {
+  if (metric != "ttft_s" && metric != "prefill_tokens_per_s") return "";
+  double peak = 0;
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::bf16, Precision::fp16, Precision::fp8, Precision::int8})
+    peak = std::max(peak, gpu.peak_matmul_flops(p));
+  if (!(peak > 0)) return "";
+  const double flops_per_s = peak * static_cast<double>(s.w.par.tp);
+  const double per_token = 2 * static_cast<double>(m.active_parameters());
+  const double tokens = static_cast<double>(s.req.prompt_tokens * (under_load ? 1 : s.req.concurrency));
+  const double floor_s = tokens * per_token / flops_per_s;
+  if (metric == "ttft_s" && published < floor_s)
+    return fmt::format("the published time to first token ({:.4g} s) is below the {:.4g} s that {} prompt tokens take at {}'s peak "
+                       "dense rate ({:.0f} TFLOP/s x {}), so the row's shape is not the run's",
+                       published, floor_s, static_cast<int64_t>(tokens), gpu.id, peak / 1e12, s.w.par.tp);
+  if (metric == "prefill_tokens_per_s" && published > flops_per_s / per_token)
+    return fmt::format("the published prefill rate ({:.4g} tokens/s) exceeds the {:.4g} tokens/s of {}'s peak dense rate "
+                       "({:.0f} TFLOP/s x {}), so the row's shape is not the run's",
+                       published, flops_per_s / per_token, gpu.id, peak / 1e12, s.w.par.tp);
+  return "";
+}
+
 }  // namespace
 
 Result<ValidationRow> serving_row(const toml::table& t, const std::string& where, const ModelSpec& m, const Gpu& gpu,
@@ -165,9 +191,19 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   if (!s) return s.error();
   row.engine = s->engine.id;
   row.metric = *metric + (t.contains("percentile") ? " " + s->percentile : "");
+  if (std::string why = s->engine.unsupported(gpu, s->w.precision); !why.empty()) {
+    row.refused = "gpuplan refuses: " + why;
+    return row;
+  }
+  // A load generator holding a fixed concurrency (genai-perf, AIPerf) is a closed loop of users.
+  const bool fixed_concurrency = f.table()["load_tool"].value_or(std::string()).find("fixed concurrency") != std::string::npos;
   const bool load = t.contains("request_rate") ||
                     (t.contains("concurrency") && s->engine.continuous_batching && f.table()["batching"].value_or(std::string()) != "static" &&
-                     (*metric == "throughput_tokens_per_s" || t.contains("percentile") || t.contains("num_prompts")));
+                     (*metric == "throughput_tokens_per_s" || t.contains("percentile") || t.contains("num_prompts") || fixed_concurrency));
+  if (std::string why = beats_peak(*s, m, gpu, *metric, row.published, load); !why.empty()) {
+    row.refused = why;
+    return row;
+  }
   Result<double> v = *metric == "weight_memory_gib" || *metric == "kv_cache_gib" ? memory(f, *s, m, gpu, eff, *metric)
                      : load ? simulated(f, *s, m, gpu, eff, *metric)
                             : estimated(f, *s, m, gpu, eff, *metric);

@@ -468,6 +468,11 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
       }
       auto row = run_row(c, section, *t, where);
       if (!row) return row.error();
+      if (!row->refused.empty()) {
+        rep.unscored.push_back({section, row->what, row->publication, row->source, row->refused});
+        if (std::string_view(section) == "serving") ++rep.unexpressible;
+        continue;
+      }
       if (!row->kind.empty() && row->publication.empty())
         return make_error(where + ".publication", "is required: rows are scored leaving one publication out");
       rep.rows.push_back(*row);

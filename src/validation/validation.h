@@ -40,6 +40,9 @@ struct ValidationRow {
   std::string what, metric, source, assumed, stack;
   std::string publication;  // rows from one publication share it (leave-one-publication-out)
   std::string engine;       // inference rows: the serving engine that ran it
+  // Non-empty: gpuplan refuses this row's setup, or the published figure beats the hardware's
+  // peak as the row is written. It is kept unscored with this reason.
+  std::string refused;
   std::string task_class;   // train_memory rows: memory_band_class() of the task
   double published = 0, predicted = 0;
   double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement
