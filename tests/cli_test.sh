@@ -199,8 +199,8 @@ check plan_engine_needs_infer 2 "--engine: sizes a serving deployment" -- plan -
 check plan_serving_needs_rps 2 "--rps: plan --task infer needs the peak rate" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm
 check plan_serving_engine_unknown 2 "--engine" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --engine vllmm
 check plan_serving_headroom 2 "--headroom: applies to training" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --headroom 0.2
-for emit in "plan --task infer --model llama-3.1-8b --gpu l40s --rps 12 --average-rps 3 --emit k8s" \
-            "infer --model llama-3.1-8b --gpu l40s --rps 12 --average-rps 3 --emit k8s"; do
+for emit in "plan --task infer --model llama-3.1-8b --gpu l40s --rps 12 --average-rps 2 --emit k8s" \
+            "infer --model llama-3.1-8b --gpu l40s --rps 12 --average-rps 2 --emit k8s"; do
   # shellcheck disable=SC2086
   "$bin" $emit >"$tmp/emit.yaml" 2>/dev/null
   if head -1 "$tmp/emit.yaml" | grep -qx -- '---' && grep -q '^kind: "HorizontalPodAutoscaler"' "$tmp/emit.yaml" &&

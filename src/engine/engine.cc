@@ -6,6 +6,7 @@
 
 #include "data/embedded.h"
 #include "data/toml_document.h"
+#include "stack/fitted.h"
 #include "util/suggest.h"
 #include "util/units.h"
 
@@ -214,8 +215,11 @@ Result<EngineCatalog> EngineCatalog::from_toml(std::string_view text, const std:
 }
 
 const EngineCatalog& EngineCatalog::builtin() {
-  static const EngineCatalog c =
-      data::builtin_or_abort(from_toml(data::embedded_file("engines.toml"), "built-in engines.toml"));
+  static const EngineCatalog c = [] {
+    EngineCatalog cat = data::builtin_or_abort(from_toml(data::embedded_file("engines.toml"), "built-in engines.toml"));
+    for (Engine& e : cat.engines_) e.time_scale = FittedParameters::builtin().serving_time_scale_for(e.id);
+    return cat;
+  }();
   return c;
 }
 

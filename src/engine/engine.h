@@ -63,6 +63,10 @@ struct Engine {
 
   std::string autoscale_metric;  // the Prometheus gauge of requests in flight it exports
 
+  // Multiplies every step and request time: data/fitted.toml's serving time scale for this engine
+  // (fitted leave-one-publication-out by `gpuplan fit`), 1 in engines.toml's sourced figures alone.
+  double time_scale = 1;
+
   // Weight formats the engine has kernels for on some architectures only (format -> those
   // architectures), with the source that says so; elsewhere gpuplan refuses rather than guess the
   // speed of a fallback path.

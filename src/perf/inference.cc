@@ -68,9 +68,11 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   pre.tokens = static_cast<double>(r.prompt_tokens) * static_cast<double>(r.concurrency);
   pre.kv_len = static_cast<double>(r.prompt_tokens);
   pre.causal_halving = true;
-  e.request_overhead_s = engine.request_overhead_s;
-  e.ttft_s = forward_time(pre, pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr) + engine.step_overhead_s +
-             engine.request_overhead_s;
+  // The engine's fitted time scale multiplies every time it spends (data/fitted.toml).
+  const double k = engine.time_scale;
+  e.request_overhead_s = engine.request_overhead_s * k;
+  e.ttft_s = (forward_time(pre, pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr) + engine.step_overhead_s +
+              engine.request_overhead_s) * k;
   e.prefill_tokens_per_s = pre.tokens / e.ttft_s;
 
   // Decode: one token for each of `concurrency` sequences, attending to the average context.
@@ -84,6 +86,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   e.tpot_s = forward_time(dec, dec_eff, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
                           &e.decode_comm_s, &e.decode_overhead_s) +
              engine.step_overhead_s;
+  for (double* t : {&e.tpot_s, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s, &e.decode_comm_s,
+                    &e.decode_overhead_s})
+    *t *= k;
   e.e2e_latency_s = e.ttft_s + std::max<int64_t>(0, r.output_tokens - 1) * e.tpot_s;
   e.output_tokens_per_s = 1.0 / e.tpot_s;
   e.total_output_tokens_per_s = r.concurrency / e.tpot_s;

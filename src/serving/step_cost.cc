@@ -35,7 +35,7 @@ StepCost step_cost(const ModelSpec& m, const Workload& w, const Gpu& gpu, const 
   constexpr int64_t kLong = 4096;
   c.kv_read_s_per_token = std::max(0.0, (run(kLong, 2, 1).tpot_s - run(1, 2, 1).tpot_s) / static_cast<double>(kLong));
   // A long prefill beyond the forward over its tokens is its causal attention, N^2 / 2 pairs.
-  c.request_overhead_s = engine.request_overhead_s;
+  c.request_overhead_s = engine.request_overhead_s * engine.time_scale;
   constexpr double kPrompt = 8192;
   const double attention = run(static_cast<int64_t>(kPrompt), 1, 1).ttft_s - c.request_overhead_s - c.forward(kPrompt);
   c.attention_s_per_pair = std::max(0.0, attention / (kPrompt * kPrompt / 2));

@@ -85,7 +85,7 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
   auto doc = parse_toml(text, origin);
   if (!doc) return doc.error();
   TomlFields top(*doc, origin);
-  if (auto s = top.only_keys({"global", "stack"})) return *s;
+  if (auto s = top.only_keys({"global", "stack", "serving"})) return *s;
   FittedParameters p;
   if (const toml::node* g = doc->get("global")) {
     if (!g->as_table()) return make_error(origin + ": global", "must be a table");
@@ -102,6 +102,27 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
       auto fit = read_fit(*sub.as_table(), where, p.global);
       if (!fit) return fit.error();
       p.stacks.emplace(std::string(id.str()), *fit);
+    }
+  }
+  if (const toml::node* s = doc->get("serving")) {
+    const std::string where = origin + ": serving";
+    if (!s->as_table()) return make_error(where, "must be a table");
+    TomlFields f(*s->as_table(), where);
+    if (auto st = f.only_keys({"time_scale", "engine"})) return *st;
+    auto scale = f.optional_number("time_scale");
+    if (!scale) return scale.error();
+    auto in_range = [](double v) { return v >= 0.05 && v <= 20; };
+    if (*scale) {
+      if (!in_range(**scale)) return make_error(f.field("time_scale"), "must be between 0.05 and 20");
+      p.serving_time_scale = **scale;
+    }
+    if (const toml::node* e = s->as_table()->get("engine")) {
+      if (!e->as_table()) return make_error(where + ".engine", "must be a table of engine id = time scale");
+      for (const auto& [id, v] : *e->as_table()) {
+        const auto x = v.value<double>();
+        if (!x || !in_range(*x)) return make_error(where + ".engine." + std::string(id.str()), "must be a number between 0.05 and 20");
+        p.serving_engine_time_scale.emplace(std::string(id.str()), *x);
+      }
     }
   }
   return p;
@@ -121,6 +142,11 @@ const TrainingFit& FittedParameters::for_stack(const std::string& stack_id) cons
 std::string FittedParameters::to_toml(const std::string& header) const {
   std::string out = header + "\n[global]\n" + fit_toml(global);
   for (const auto& [id, fit] : stacks) out += fmt::format("\n[stack.{}]\n{}", id, fit_toml(fit));
+  out += fmt::format("\n[serving]\ntime_scale = {:.6g}\n", serving_time_scale);
+  if (!serving_engine_time_scale.empty()) {
+    out += "\n[serving.engine]\n";
+    for (const auto& [id, x] : serving_engine_time_scale) out += fmt::format("\"{}\" = {:.6g}\n", id, x);
+  }
   return out;
 }
 

@@ -54,6 +54,15 @@ class FittedParameters {
 
   TrainingFit global;
   std::map<std::string, TrainingFit> stacks;
+
+  // Serving: one multiplier on an engine's step and request times (1: the sourced figures alone),
+  // the engine's own where it had rows enough, else the one fitted on every engine's rows.
+  double serving_time_scale = 1;
+  std::map<std::string, double> serving_engine_time_scale;
+  double serving_time_scale_for(const std::string& engine_id) const {
+    auto it = serving_engine_time_scale.find(engine_id);
+    return it != serving_engine_time_scale.end() ? it->second : serving_time_scale;
+  }
 };
 
 }  // namespace gpuplan

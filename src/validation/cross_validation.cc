@@ -225,6 +225,84 @@ std::vector<double> score_kind(ValidationReport& rep, CrossValidation& cv, const
   return ratios;
 }
 
+// ---- Serving: one time scale per engine -----------------------------------------------------
+// log(published / predicted) of a row's time (of its rate, negated) is the log of the scale that
+// would have matched it. The global scale is their mean over all rows, pulled toward 1 (the
+// sourced figures) with the weight of one row; an engine with rows enough gets its own, pulled
+// toward the global one. Each row's log ratio is capped at a factor of 3 either way, so that a
+// few runs of a broken setup cannot move every engine.
+struct ServingScales {
+  double global = 1;
+  std::map<std::string, double> engines;
+  double for_engine(const std::string& e) const {
+    auto it = engines.find(e);
+    return it != engines.end() ? it->second : global;
+  }
+};
+
+double serving_log_ratio(const ValidationRow& r, double unscaled) {
+  const double x = std::log(r.published / unscaled) * (r.serving_rate ? -1 : 1);
+  return std::clamp(x, -std::log(3.0), std::log(3.0));
+}
+
+ServingScales fit_serving(const ValidationReport& rep, const std::vector<size_t>& idx, const std::vector<double>& unscaled) {
+  double sum = 0;
+  std::map<std::string, std::pair<double, int>> by_engine;
+  std::map<std::string, std::set<std::string>> pubs;
+  for (size_t j : idx) {
+    const ValidationRow& r = rep.rows[j];
+    const double x = serving_log_ratio(r, unscaled[j]);
+    sum += x;
+    by_engine[r.engine].first += x;
+    ++by_engine[r.engine].second;
+    pubs[r.engine].insert(r.publication);
+  }
+  ServingScales s;
+  const double g = sum / (static_cast<double>(idx.size()) + kRidge);
+  s.global = clamp_scale(std::exp(g));
+  for (const auto& [e, v] : by_engine)
+    if (v.second >= kMinStackRows && pubs[e].size() >= 2)
+      s.engines[e] = clamp_scale(std::exp((v.first + kRidge * g) / (v.second + kRidge)));
+  return s;
+}
+
+// Fits and scores the serving rows leave-one-publication-out. Every row is run again at the scale
+// its fold chose (the simulator, not a linear guess), and at the scale of the fit on all rows.
+void cross_validate_serving(ValidationReport& rep, CrossValidation& cv) {
+  const std::vector<size_t> idx = rows_of(rep, "serving");
+  if (idx.empty()) return;
+  std::vector<double> unscaled(rep.rows.size(), 0);
+  for (size_t i : idx) unscaled[i] = rep.rows[i].predicted;  // run under the sourced engine
+  std::vector<std::string> pubs;
+  for (size_t i : idx) pubs.push_back(rep.rows[i].publication);
+  const std::vector<double> held_out = leave_one_publication_out(pubs, [&](const std::vector<size_t>& train) {
+    std::vector<size_t> rows;
+    for (size_t j : train) rows.push_back(idx[j]);
+    const ServingScales s = fit_serving(rep, rows, unscaled);
+    return RowPredictor([s, &rep, &idx](size_t j) {
+      const ValidationRow& r = rep.rows[idx[j]];
+      return r.serving_at(s.for_engine(r.engine));
+    });
+  });
+  const ServingScales all = fit_serving(rep, idx, unscaled);
+  std::map<std::string, std::vector<size_t>> by_engine;
+  for (size_t j = 0; j < idx.size(); ++j) {
+    ValidationRow& r = rep.rows[idx[j]];
+    r.cross_validated = held_out[j];
+    const double k = all.for_engine(r.engine);
+    r.predicted = k == 1 ? unscaled[idx[j]] : r.serving_at(k);
+    by_engine[r.engine].push_back(idx[j]);
+  }
+  cv.cross_validated["serving"] = score(rep, idx, true);
+  cv.in_sample["serving"] = score(rep, idx, false);
+  for (const auto& [engine, rows] : by_engine) {
+    cv.cross_validated_by_stack["serving"][engine] = score(rep, rows, true);
+    cv.in_sample_by_stack["serving"][engine] = score(rep, rows, false);
+  }
+  cv.fitted.serving_time_scale = all.global;
+  cv.fitted.serving_engine_time_scale = all.engines;
+}
+
 // Bands per stack where a stack has enough rows of the kind, else none (the global one serves).
 std::map<std::string, FitBand> stack_bands(const ValidationReport& rep, const std::string& kind,
                                              const std::vector<double>& ratios) {
@@ -297,6 +375,7 @@ CrossValidation cross_validate(ValidationReport& rep, double allocator_prior) {
       rep, cv, "train_memory", [&](const std::vector<size_t>& idx) { return fit_memory(rep.rows, idx, allocator_prior); },
       [](const MemoryModel& m, const ValidationRow& r) { return m.bytes(r); }, mm);
 
+  cross_validate_serving(rep, cv);
   TrainingFit& g = cv.fitted.global;
   set_scales(g, tm.global);
   g.activation_scale = mm.activation, g.allocator_fraction = mm.reserve;

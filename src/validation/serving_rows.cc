@@ -37,6 +37,7 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   auto en = EngineCatalog::builtin().find(*engine, f.field("engine"));
   if (!en) return en.error();
   s.engine = *en;
+  s.engine.time_scale = 1;  // the sourced figures; the fit sets its own
   auto tp = optional_int(f, "tp", 1), gpus = optional_int(f, "gpus", 1), pp = optional_int(f, "pp", 1);
   auto prompt = optional_int(f, "prompt", 1), output = optional_int(f, "output", 1), conc = optional_int(f, "concurrency", 1);
   for (auto* r : {&tp, &gpus, &pp, &prompt, &output, &conc})
@@ -204,11 +205,30 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
     row.refused = why;
     return row;
   }
-  Result<double> v = *metric == "weight_memory_gib" || *metric == "kv_cache_gib" ? memory(f, *s, m, gpu, eff, *metric)
-                     : load ? simulated(f, *s, m, gpu, eff, *metric)
-                            : estimated(f, *s, m, gpu, eff, *metric);
+  if (*metric == "weight_memory_gib" || *metric == "kv_cache_gib") {
+    auto v = memory(f, *s, m, gpu, eff, *metric);
+    if (!v) return v.error();
+    row.predicted = *v;
+    return row;
+  }
+  // Times and rates: predicted under the sourced engine (time scale 1), and again under any scale
+  // the fit tries.
+  auto at = [table = std::make_shared<const toml::table>(t), where, m, gpu, eff, setup = *s, metric = *metric,
+             load](double k) -> Result<double> {
+    const TomlFields tf(*table, where);
+    RowSetup scaled = setup;
+    scaled.engine.time_scale = k;
+    return load ? simulated(tf, scaled, m, gpu, eff, metric) : estimated(tf, scaled, m, gpu, eff, metric);
+  };
+  auto v = at(1.0);
   if (!v) return v.error();
   row.predicted = *v;
+  row.kind = "serving";
+  row.serving_rate = metric->find("per_s") != std::string::npos;
+  row.serving_at = [at](double k) {
+    auto r = at(k);
+    return r ? *r : std::nan("");
+  };
   return row;
 }
 

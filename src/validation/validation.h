@@ -3,6 +3,7 @@
 // `gpuplan validate` prints this; the test suite holds it to its targets.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,7 @@ struct FitInputs {
 struct ValidationRow {
   std::string section;  // training, memory, inference, operation, cross_gpu, moe_training, moe_serving, serving
   // The kind the fit and leave-one-publication-out scoring group it under: train_throughput,
-  // train_memory; empty for rows scored only as they stand.
+  // train_memory, serving (its times and rates); empty for rows scored only as they stand.
   std::string kind;
   std::string what, metric, source, assumed, stack;
   std::string publication;  // rows from one publication share it (leave-one-publication-out)
@@ -48,6 +49,10 @@ struct ValidationRow {
   double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement
   double cross_validated = 0;  // fitted kinds: predicted by a fit that never saw this publication
   FitInputs fit;
+  // Serving rows of kind "serving": the prediction with the engine's time scale at `k` (NaN where
+  // the model cannot run it), and whether the figure is a rate (falls as times grow).
+  std::function<double(double k)> serving_at;
+  bool serving_rate = false;
   double error() const { return (predicted - published) / published; }
   double cv_error() const { return (cross_validated - published) / published; }
   // The published figure in the model's quantity (seconds or bytes).
