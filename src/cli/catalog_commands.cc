@@ -163,19 +163,30 @@ int run_engines(bool json) {
                      {"cuda_graphs", e.cuda_graphs}, {"graph_kernel_overhead_s", e.graph_kernel_overhead_s},
                      {"continuous_batching", e.continuous_batching}, {"chunked_prefill", e.chunked_prefill},
                      {"max_batched_tokens", e.max_batched_tokens}, {"max_num_seqs", e.max_num_seqs},
+                     {"small_gpu", e.large_gpu_min_gib > 0 || !e.large_gpu_exclude.empty()
+                                       ? nlohmann::json{{"below_memory_gib", e.large_gpu_min_gib},
+                                                        {"or_gpu_ids_containing", e.large_gpu_exclude},
+                                                        {"max_batched_tokens", e.limits_on(Gpu{}).max_batched_tokens},
+                                                        {"max_num_seqs", e.limits_on(Gpu{}).max_num_seqs}}
+                                       : nlohmann::json(nullptr)},
+                     {"format_architectures", e.format_architectures.empty() ? nlohmann::json(nullptr)
+                                                                              : nlohmann::json(e.format_architectures)},
+                     {"time_scale_fitted", e.time_scale},
                      {"prefix_caching", e.prefix_caching}, {"gpu_memory_utilization", e.gpu_memory_utilization},
                      {"kv_block_tokens", e.kv_block_tokens}, {"profile_run_peak", e.profile_run_peak},
                      {"autoscale_metric", e.autoscale_metric}, {"notes", e.notes},
                      {"source", e.source}, {"source_date", e.source_date}});
     return print_json(arr, "engines");
   }
-  TextTable t({"id", "name", "batching", "KV budget", "block", "token budget", "CUDA graphs", "step overhead"});
+  TextTable t({"id", "name", "batching", "KV budget", "block", "token budget", "CUDA graphs", "step overhead", "fitted time x"});
   for (const auto& e : c.engines())
     t.add_row({e.id, e.name, e.continuous_batching ? (e.chunked_prefill ? "continuous, chunked prefill" : "continuous") : "static",
                fmt::format("{:.0f}%", e.gpu_memory_utilization * 100), std::to_string(e.kv_block_tokens),
-               std::to_string(e.max_batched_tokens), e.cuda_graphs ? "yes" : "no", format_seconds(e.step_overhead_s)});
+               std::to_string(e.max_batched_tokens), e.cuda_graphs ? "yes" : "no", format_seconds(e.step_overhead_s),
+               fmt::format("{:.2f}", e.time_scale)});
   fmt::print("{}", t.render());
-  fmt::print("Default: {}. Figures and their sources: `gpuplan engines --json`.\n", kDefaultEngineId);
+  fmt::print("Default: {}. Figures and their sources: `gpuplan engines --json`. \"fitted time x\" multiplies the engine's\n"
+             "step and request times (data/fitted.toml, fitted on published serving runs by `gpuplan fit`).\n", kDefaultEngineId);
   return 0;
 }
 

@@ -398,6 +398,7 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"output_tokens", f.output},
                         {"concurrency", f.concurrency},
                         {"engine", engine->id},
+                        {"engine_time_scale", engine->time_scale},
                         {"ttft_s", e.ttft_s},
                         {"tpot_s", e.tpot_s},
                         {"e2e_latency_s", e.e2e_latency_s},
@@ -433,6 +434,9 @@ int run_infer(Context& ctx, InferFlags f) {
     fmt::print("{} of {} parameters active per token\n", format_count(static_cast<double>(m.active_parameters())),
                format_count(static_cast<double>(m.total_parameters())));
   print_model_caveats(m);
+  if (engine->time_scale != 1)
+    fmt::print("{}'s times are x{:.2f}, its scale fitted on published serving runs (data/fitted.toml)\n", engine->id,
+               engine->time_scale);
   fmt::print("\n");
   fmt::print("time to first token   {}  (prefill {:.0f} tokens/s, compute-bound)\n", format_seconds(e.ttft_s), e.prefill_tokens_per_s);
   fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, overhead {:.0f}%, TP/EP comm {:.0f}%)\n",
