@@ -31,6 +31,10 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--lora-rank", f.lora_rank, "LoRA rank on every linear layer")->capture_default_str();
   sub.add_option("--kv-precision", f.kv_precision, "KV cache precision (default: the activation precision)");
   sub.add_flag("--offload-optimizer", f.offload_optimizer, "keep optimizer states in CPU memory");
+  sub.add_flag("--optimizer-in-backward", f.optimizer_in_backward,
+               "step each parameter in backward as its gradient arrives: one layer of gradients at a time (torchtune optimizer_in_bwd)");
+  sub.add_flag("--paged-optimizer", f.paged_optimizer,
+               "optimizer states in unified memory, paged to the host when the card is full (bitsandbytes Paged*)");
   sub.add_flag("--no-sequence-parallel", f.no_sequence_parallel, "tensor parallel without sequence parallelism");
   sub.add_option("--cp", f.cp, "context-parallel degree: each sequence split over this many GPUs (ring attention)")->capture_default_str();
   sub.add_option("--shard-group", f.shard_group, "hybrid sharding: ZeRO/FSDP shards over groups of this many replicas, replicated across groups (default: all)");
@@ -58,6 +62,7 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   auto stack = StackCatalog::builtin().find(f.stack.empty() ? default_stack_id(w.task) : f.stack);
   if (!stack) return stack.error();
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
+  w.fp32_master_weights = stack->master_weights;
   auto loss = parse_loss(f.loss.empty() ? stack->default_loss : f.loss);
   if (!loss)
     return make_error("--loss", "must be standard, chunked or fused, not '" + f.loss + "'" +
@@ -111,6 +116,8 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.grad_accum = f.grad_accum;
   w.lora_rank = f.lora_rank;
   w.offload_optimizer = f.offload_optimizer;
+  w.optimizer_in_backward = f.optimizer_in_backward;
+  w.paged_optimizer = f.paged_optimizer;
   // Each degree is bounded before any product is taken, so tp x pp x dp cannot overflow.
   for (const auto& [flag, v, lo] : {std::tuple{"--gpus", f.gpus, int64_t{1}}, std::tuple{"--tp", f.tp, int64_t{1}},
                                     std::tuple{"--pp", f.pp, int64_t{1}}, std::tuple{"--dp", f.dp, int64_t{0}},

@@ -30,6 +30,7 @@ struct WorkloadFlags {
   bool assume_dense = false;
   int zero = 0;
   bool offload_optimizer = false, no_sequence_parallel = false;
+  bool optimizer_in_backward = false, paged_optimizer = false;
 };
 
 void add_workload_flags(CLI::App& sub, WorkloadFlags& f);

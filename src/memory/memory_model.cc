@@ -215,14 +215,20 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
       trainable = gpu_params;
       const bool mixed = bytes_per_value(other_p) < 4;
       grad_b = mixed ? 2 : 4;  // ZeRO accounting: 16-bit gradients in mixed precision
-      master_b = mixed ? 4 : 0;
+      master_b = mixed && w.fp32_master_weights ? 4 : 0;
     }
     e.trainable_parameters = static_cast<int64_t>(peft ? m.lora_parameters(w.lora_rank) : pc.total());
     const double grad_div = w.par.zero >= 2 ? zero_dp : 1;
     const double expert_trainable = peft ? 0 : stage_expert;
-    add("gradients", "gradients", (grad_div > 1 ? zero_share(trainable, expert_trainable) : trainable) * grad_b,
-        fmt::format("{} trainable x {} B{}", format_count(trainable), grad_b,
-                    grad_div > 1 ? fmt::format(" / {} ranks (ZeRO-2+)", w.par.shard_ranks()) : ""));
+    if (w.optimizer_in_backward) {
+      const double layer = trainable / std::max(1.0, stage_layers);
+      add("gradients", "gradients of the layer in flight", layer * grad_b,
+          fmt::format("{} trainable per layer x {} B (the optimizer steps in backward)", format_count(layer), grad_b));
+    } else {
+      add("gradients", "gradients", (grad_div > 1 ? zero_share(trainable, expert_trainable) : trainable) * grad_b,
+          fmt::format("{} trainable x {} B{}", format_count(trainable), grad_b,
+                      grad_div > 1 ? fmt::format(" / {} ranks (ZeRO-2+)", w.par.shard_ranks()) : ""));
+    }
     double state_b = 0;
     const char* state_name = "";
     switch (w.optimizer) {
@@ -242,6 +248,12 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     if (w.offload_optimizer) {
       e.cpu_offload = opt_bytes;
       e.terms.push_back({"optimizer", std::string(state_name) + " (offloaded to CPU)", 0, why});
+    } else if (w.paged_optimizer) {
+      // Unified memory: resident on the card while it has room, paged to host memory when not;
+      // outside PyTorch's allocator, so host memory must hold them in the worst case.
+      e.cpu_offload = opt_params * state_b;
+      e.terms.push_back({"optimizer", std::string(state_name) + " (paged: host memory when the card is full)", 0, why});
+      add("optimizer", "fp32 master weights", opt_params * master_b, "mixed precision keeps an fp32 copy");
     } else {
       add("optimizer", state_name, opt_params * state_b, why);
       add("optimizer", "fp32 master weights", opt_params * master_b, "mixed precision keeps an fp32 copy");

@@ -242,3 +242,38 @@ TEST(Headroom, DefaultKeepsTheTaskErrorBandAndTheFlagReplacesIt) {
 }
 
 }  // namespace gpuplan
+
+namespace gpuplan {
+
+// torchtune's single-GPU full fine-tune of Llama 3.1 8B (recipes/configs/llama3_1/
+// 8B_full_single_device.yaml): bf16 weights trained directly, bitsandbytes PagedAdamW8bit and the
+// optimizer stepped in backward. Its README reports 18.9 GiB reserved on a 4090: the bf16 weights
+// (15 GiB) and little else, since paged states live outside PyTorch's allocator.
+TEST(Optimizer, InBackwardKeepsOneLayerOfGradientsAndPagedStatesLeaveTheCard) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  Workload w;
+  w.task = Task::full;
+  w.optimizer = Optimizer::adamw8bit;
+  w.micro_batch = 2;
+  w.seq = 2048;
+  w.recompute = Recompute::full;
+  w.loss = Loss::chunked;  // CEWithChunkedOutputLoss, the recipe's loss in 2024
+  const Efficiency eff = EfficiencyTable::builtin().without_fit().for_gpu(*Catalog::builtin().find("rtx-4090"));
+  const MemoryEstimate plain = estimate_memory(m, w, eff);
+  w.optimizer_in_backward = true;
+  w.paged_optimizer = true;
+  w.fp32_master_weights = false;
+  const MemoryEstimate tt = estimate_memory(m, w, eff);
+  const double params = static_cast<double>(m.parameters().total());
+  EXPECT_NEAR(tt.gradients, plain.gradients / static_cast<double>(m.layers), plain.gradients * 0.01);
+  EXPECT_EQ(tt.optimizer, 0);                       // no master copy; states paged
+  EXPECT_NEAR(tt.cpu_offload, params * 2, params * 0.01);  // 8-bit m and v: 2 B a parameter, in host memory at worst
+  EXPECT_GT(plain.optimizer, params * 5);          // 2 B states + 4 B fp32 master on the card
+  EXPECT_NEAR(tt.reserved() / kGiB, 18.9, 18.9 * 0.15);
+  EXPECT_FALSE(w.validate(m));
+  w.grad_accum = 2;
+  ASSERT_TRUE(w.validate(m));
+  EXPECT_EQ(w.validate(m)->field, "--optimizer-in-backward");
+}
+
+}  // namespace gpuplan

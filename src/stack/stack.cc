@@ -136,7 +136,7 @@ Result<LowPrecisionRecipe> parse_recipe(const toml::table& t, const std::string&
 
 Result<Stack> parse_stack(const toml::table& t, const std::string& where, const StackCatalog& known) {
   TomlFields f(t, where);
-  if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "default_recompute", "default_loss",
+  if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
                             "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
     return *s;
@@ -162,7 +162,8 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
                                 std::tuple{"overlap_param_gather", &s.overlap_param_gather, true},
                                 std::tuple{"overlap_tp", &s.overlap_tp, false},
                                 std::tuple{"fp8_param_all_gather", &s.fp8_param_all_gather, false},
-                                std::tuple{"keep_gathered_under_pp", &s.keep_gathered_under_pp, false}}) {
+                                std::tuple{"keep_gathered_under_pp", &s.keep_gathered_under_pp, false},
+                                std::tuple{"master_weights", &s.master_weights, true}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     *out = b->value_or(dflt);

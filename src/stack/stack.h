@@ -67,6 +67,9 @@ struct Stack {
   // With pipeline stages, FSDP keeps a stage's gathered parameters from forward to backward
   // (no reshard after forward), as the micro-batches in flight would gather them again.
   bool keep_gathered_under_pp = false;
+  // Mixed precision with an fp32 master copy of the weights (false: the bf16 weights are trained
+  // directly, as torchtune's recipes do).
+  bool master_weights = true;
 
   double step_overhead_s = 0;  // fixed host-side cost per optimizer step
 

@@ -86,7 +86,9 @@ Status read_training_keys(const TomlFields& f, Workload& w) {
     w.loss = *l;
   }
   for (auto [k, out] : {std::pair{"offload_optimizer", &w.offload_optimizer},
-                        std::pair{"reshard_after_forward", &w.par.reshard_after_forward}}) {
+                        std::pair{"reshard_after_forward", &w.par.reshard_after_forward},
+                        std::pair{"optimizer_in_backward", &w.optimizer_in_backward},
+                        std::pair{"paged_optimizer", &w.paged_optimizer}}) {
     auto b = f.optional_boolean(k);
     if (!b) return b.error();
     if (*b) *out = **b;
@@ -243,6 +245,7 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
 // A row that leaves recomputation or the loss unsaid runs as its stack does by default.
 Status apply_stack_defaults(const TomlFields& f, const Stack& stack, Workload& w) {
   if (!f.table().contains("recompute")) w.set_recompute(stack.default_recompute);
+  w.fp32_master_weights = stack.master_weights;
   if (!f.table().contains("loss")) w.loss = *parse_loss(stack.default_loss);
   if (!f.table().contains("reshard_after_forward")) apply_stack_layout(stack, w);
   return std::nullopt;

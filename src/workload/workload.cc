@@ -109,6 +109,11 @@ Status Workload::validate(const ModelSpec& m) const {
   if (grad_accum > limits::kMaxGradAccum)
     return make_error("--grad-accum", fmt::format("{} micro-batches a step is absurd (the limit is {})", grad_accum,
                                                   limits::kMaxGradAccum));
+  if (optimizer_in_backward && grad_accum != 1)
+    return make_error("--optimizer-in-backward", "steps as each gradient arrives, so it needs --grad-accum 1");
+  if (optimizer_in_backward && offload_optimizer)
+    return make_error("--optimizer-in-backward", "give it or --offload-optimizer, not both");
+  if (paged_optimizer && offload_optimizer) return make_error("--paged-optimizer", "give it or --offload-optimizer, not both");
   if (lora_rank <= 0 || lora_rank > 65536)
     return make_error("--lora-rank", fmt::format("must be between 1 and 65536, got {}", lora_rank));
   if (recompute == Recompute::every && (recompute_every < 1 || recompute_every > 1024))

@@ -90,6 +90,15 @@ struct Workload {
   int64_t lora_rank = 16;
   std::optional<Precision> kv_precision;
   bool offload_optimizer = false;  // optimizer states (and master weights) in CPU memory
+  // Each parameter's optimizer step runs in backward as its gradient arrives, so only the layer
+  // in flight holds gradients (torchtune optimizer_in_bwd; one micro-batch a step).
+  bool optimizer_in_backward = false;
+  // Optimizer states in CUDA unified memory (bitsandbytes Paged*): they page out to host memory
+  // when the card is full and PyTorch's allocator never counts them.
+  bool paged_optimizer = false;
+  // Mixed precision keeps an fp32 copy of 16-bit weights; a stack that trains the bf16 weights
+  // directly (torchtune) does not.
+  bool fp32_master_weights = true;
   // Mixture of experts: expert buffers sized at capacity_factor x the balanced load when tokens
   // beyond it are dropped (GShard, Switch); 0 = dropless routing (Megatron-Core, vLLM, SGLang).
   double moe_capacity_factor = 0;
