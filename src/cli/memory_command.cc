@@ -153,7 +153,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     fmt::print("{}", fit_width(fmt::format("Per GPU {}, 80% band {}–{} (published / predicted on runs the fit never saw).",
                                            format_bytes(e.nvidia_smi()), format_bytes(e.per_gpu_bytes_band->first),
                                            format_bytes(e.per_gpu_bytes_band->second))));
-  if (e.cpu_offload > 0) fmt::print("Host RAM for offloaded optimizer states: {} per GPU process\n", format_bytes(e.cpu_offload));
+  if (e.cpu_offload > 0) fmt::print("Host RAM for offloaded or paged optimizer states: {} per GPU process (at most)\n", format_bytes(e.cpu_offload));
   if (gpu) {
     const std::string on = fmt::format("On {} ({}): ", gpu->name, format_bytes(fit->capacity_bytes));
     fmt::print("\n");
