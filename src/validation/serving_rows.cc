@@ -155,16 +155,19 @@ Result<double> memory(const TomlFields& f, const RowSetup& s, const ModelSpec& m
   return mem.kv_budget_bytes / kGiB;
 }
 
-// A prompt cannot be prefilled faster than the GPUs' fastest dense tensor rate allows for two
-// FLOPs per active parameter per token (a static batch's prompts all before its first token; under
+// A prompt cannot be prefilled faster than the GPUs' dense tensor rate in its compute precision
+// allows for two FLOPs per active parameter per token (a static batch's prompts all before its first token; under
 // load, at least the request's own): a published figure beyond that means the row does not describe
 // the run (a shorter prompt, another unit), whatever the model.
 std::string beats_peak(const RowSetup& s, const ModelSpec& m, const Gpu& gpu, const std::string& metric, double published,
                        bool under_load) {
   if (metric != "ttft_s" && metric != "prefill_tokens_per_s") return "";
-  double peak = 0;
-  for (Precision p : {Precision::fp32, Precision::tf32, Precision::bf16, Precision::fp16, Precision::fp8, Precision::int8})
-    peak = std::max(peak, gpu.peak_matmul_flops(p));
+  // The dense tensor rate of the precision the GEMMs run in (weight-only formats compute in 16 bits),
+  // at its fastest: 16-bit GEMMs may accumulate in 16 bits where the card does that faster (GeForce;
+  // llama.cpp's cuBLAS path does).
+  const Precision cp = compute_precision(s.w.precision);
+  double peak = gpu.peak_matmul_flops(cp);
+  if (cp == Precision::fp16 || cp == Precision::bf16) peak = std::max({peak, gpu.fp16_flops, gpu.bf16_flops, gpu.fp16_acc16_flops});
   if (!(peak > 0)) return "";
   const double flops_per_s = peak * static_cast<double>(s.w.par.tp);
   const double per_token = 2 * static_cast<double>(m.active_parameters());
