@@ -217,6 +217,9 @@ check lengths_unknown 2 "--lengths: must be fixed or chat" -- infer --model llam
 check lengths_chat_too_long 2 "--lengths: chat lengths are capped" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --prompt 4096 --lengths chat
 check engine_without_kernels 2 "--engine: SGLang .* mxfp4 kernels for hopper" -- infer --model gpt-oss-20b --gpu a100-80gb-sxm --precision mxfp4 --engine sglang
 check plan_engine_without_kernels 2 "--engine: SGLang .* not ampere" -- plan --task infer --model gpt-oss-20b --gpu a100-80gb-sxm --precision mxfp4 --engine sglang --rps 5
+json_has plan_serving_chat "d['target']['lengths'] == 'chat' and d['best'] is not None" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 20 --prompt 400 --output 200 --lengths chat --json
+check plan_lengths_needs_infer 2 "--lengths: sizes a serving deployment" -- plan --model llama-3.1-8b --gpu h100-sxm --lengths chat
+check plan_lengths_too_long 2 "--lengths: chat lengths are capped" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --prompt 2000 --lengths chat
 json_has validate_serving "d['mape']['serving'] > 0 and d['serving_unexpressible'] > 0 and 'vllm' in d['serving_mape_by_engine']" -- validate --json
 
 echo "$pass passed, $fail failed"

@@ -164,7 +164,8 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
 Result<InferenceService> parse_service(const toml::table& t, const std::string& where, const std::string& dir) {
   TomlFields f(t, where);
   if (auto s = f.only_keys({"name", "model", "precision", "kv_precision", "flash_attention", "prompt_tokens",
-                            "output_tokens", "peak_rps", "average_rps", "ttft_target_s", "tpot_target_s", "engine"}))
+                            "output_tokens", "peak_rps", "average_rps", "ttft_target_s", "tpot_target_s", "engine",
+                            "lengths"}))
     return *s;
   InferenceService s;
   auto engine = f.optional_string("engine");
@@ -205,6 +206,15 @@ Result<InferenceService> parse_service(const toml::table& t, const std::string& 
   if (!tpot) return tpot.error();
   s.target.ttft_s = *ttft;
   s.target.tpot_s = *tpot;
+  auto lengths = f.optional_string("lengths");
+  if (!lengths) return lengths.error();
+  const std::string l = lengths->value_or("fixed");
+  if (l != "fixed" && l != "chat") return make_error(f.field("lengths"), "must be fixed or chat, not '" + l + "'");
+  s.target.chat_lengths = l == "chat";
+  if (s.target.chat_lengths && !chat_means_reachable(s.target.prompt_tokens, s.target.output_tokens))
+    return make_error(f.field("lengths"), fmt::format("chat lengths are capped as ShareGPT's in vllm bench: prompt_tokens must be at "
+                                                      "most {} and prompt_tokens + output_tokens at most {}",
+                                                      kChatMaxPrompt / 2, kChatMaxTotal / 2));
   if (auto e = s.workload.validate(s.model)) return make_error(where + "." + e->field, e->message);
   return s;
 }

@@ -111,6 +111,23 @@ TEST(WorkloadFile, AverageRateAbovePeakIsRejected) {
   EXPECT_EQ(r.error().field, "w.toml: inference[0].average_rps");
 }
 
+// A service says its traffic is chat (lengths spread as ShareGPT's) with lengths = "chat".
+TEST(WorkloadFile, ChatLengthsAreNamedAndTheirMeansChecked) {
+  const std::string service = "[[inference]]\nname='c'\nmodel='gpt2'\npeak_rps=1\nttft_target_s=1\ntpot_target_s=1\n";
+  auto chat = parse(service + "prompt_tokens=300\noutput_tokens=200\nlengths='chat'\n");
+  ASSERT_TRUE(chat.ok()) << chat.error().to_string();
+  EXPECT_TRUE(chat->inference[0].target.chat_lengths);
+  auto fixed = parse(service + "prompt_tokens=300\noutput_tokens=200\n");
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_FALSE(fixed->inference[0].target.chat_lengths);
+  auto odd = parse(service + "prompt_tokens=300\noutput_tokens=200\nlengths='zipf'\n");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.error().field, "w.toml: inference[0].lengths");
+  auto long_prompt = parse(service + "prompt_tokens=3000\noutput_tokens=200\nlengths='chat'\n");
+  ASSERT_FALSE(long_prompt.ok());
+  EXPECT_EQ(long_prompt.error().field, "w.toml: inference[0].lengths");
+}
+
 TEST(WorkloadFile, EmptyFileIsAnError) { EXPECT_FALSE(parse("name='x'\n").ok()); }
 
 }  // namespace gpuplan

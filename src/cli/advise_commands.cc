@@ -83,7 +83,7 @@ Result<std::pair<int64_t, int64_t>> parse_range(const std::string& s) {
 // ---- plan ----------------------------------------------------------------------------------
 // With --task infer, `plan` sizes a serving deployment instead: these flags say its load and engine.
 struct ServingPlanFlags {
-  std::string engine, emit;
+  std::string engine, emit, lengths = "fixed";
   double rps = 0, average_rps = 0, ttft_target_s = 1.0, tpot_target_s = 0.1, scale_at = 0.8;
   int64_t prompt = 0, output = 0;
   // The first serving-only flag given, for the error when the task is training.
@@ -94,6 +94,7 @@ struct ServingPlanFlags {
     if (average_rps != 0) return "--average-rps";
     if (prompt != 0) return "--prompt";
     if (output != 0) return "--output";
+    if (lengths != "fixed") return "--lengths";
     return "";
   }
 };
@@ -116,6 +117,8 @@ void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
   sub.add_option("--output", s.output, "with --task infer: output tokens per request (default 256)");
   sub.add_option("--ttft-target", s.ttft_target_s, "with --task infer: p99 time-to-first-token target, seconds")->capture_default_str();
   sub.add_option("--tpot-target", s.tpot_target_s, "with --task infer: p99 time-per-output-token target, seconds")->capture_default_str();
+  sub.add_option("--lengths", s.lengths, "with --task infer: fixed (every request --prompt/--output) or chat (spread around them)")
+      ->capture_default_str();
   sub.add_option("--emit", s.emit, "with --task infer: k8s writes the autoscaler (HorizontalPodAutoscaler YAML) of the best replica size");
   sub.add_option("--scale-at", s.scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")->capture_default_str();
 }
@@ -145,6 +148,11 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   target.average_rps = s.average_rps > 0 ? s.average_rps : s.rps;
   target.ttft_s = s.ttft_target_s;
   target.tpot_s = s.tpot_target_s;
+  if (s.lengths != "fixed" && s.lengths != "chat") return fail(make_error("--lengths", "must be fixed or chat, not '" + s.lengths + "'"));
+  target.chat_lengths = s.lengths == "chat";
+  if (target.chat_lengths && !chat_means_reachable(target.prompt_tokens, target.output_tokens))
+    return fail(make_error("--lengths", fmt::format("chat lengths are capped as ShareGPT's in vllm bench: --prompt must be at most {} "
+                                                    "and --prompt + --output at most {}", kChatMaxPrompt / 2, kChatMaxTotal / 2)));
   f.w.seq = target.prompt_tokens + target.output_tokens;
   auto built = build_workload(f.w);
   if (!built) {
@@ -207,6 +215,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
     return print_json(json{{"schema_version", 2}, {"task", "infer"}, {"model", m.id}, {"gpu", g->id}, {"engine", engine->id},
                             {"weight_precision", to_string(base.precision)}, {"kv_precision", to_string(base.kv())},
                             {"target", {{"prompt_tokens", target.prompt_tokens}, {"output_tokens", target.output_tokens},
+                                        {"lengths", target.chat_lengths ? "chat" : "fixed"},
                                         {"peak_rps", target.peak_rps}, {"average_rps", target.average_rps},
                                         {"ttft_p99_s", target.ttft_s}, {"tpot_p99_s", target.tpot_s}}},
                             {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
@@ -214,10 +223,10 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
                             {"best", best}, {"options", opts}},
                       "--model");
   }
-  fmt::print("{} on {} under {}, {} weights, {} KV cache: {} prompt + {} output tokens a request,\n"
+  fmt::print("{} on {} under {}, {} weights, {} KV cache: {} prompt + {} output tokens a request{},\n"
              "{:.3g} requests/s at peak and {:.3g} on average, p99 targets TTFT {} and TPOT {}.\n",
              m.name, g->id, engine->name, to_string(base.precision), to_string(base.kv()), target.prompt_tokens,
-             target.output_tokens, target.peak_rps, target.average_rps, format_seconds(target.ttft_s), format_seconds(target.tpot_s));
+             target.output_tokens, target.chat_lengths ? " on average (chat lengths)" : "", target.peak_rps, target.average_rps, format_seconds(target.ttft_s), format_seconds(target.tpot_s));
   print_model_caveats(m);
   fmt::print("Each replica size is simulated under Poisson arrivals at the engine's batching rules (`gpuplan infer --rps`).\n\n");
   TextTable t({"tp", "rate/replica", "replicas peak", "avg", "GPUs peak", "p99 TTFT", "p99 TPOT", "headroom", "tok/s/GPU",

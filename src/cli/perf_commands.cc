@@ -250,6 +250,7 @@ int emit_infer_k8s(const InferFlags& f, const ModelSpec& m, const Workload& w, c
   t.average_rps = f.average_rps > 0 ? f.average_rps : f.load.rps;
   t.ttft_s = f.load.ttft_target_s;
   t.tpot_s = f.load.tpot_target_s;
+  t.chat_lengths = f.load.lengths == "chat";
   const ServingOption o = plan_replica(m, w, w.par.tp, gpu, eff, cluster, t, engine);
   if (!o.ok()) return fail(make_error("--emit", fmt::format("a replica of TP {} on {} cannot serve within the targets: {}", w.par.tp, gpu.id, o.why_not)));
   fmt::print("{}", autoscaler_document(m.id, gpu.id, o, t, engine, f.scale_at));
@@ -288,7 +289,7 @@ Result<Load> build_load(const LoadFlags& l, int64_t prompt, int64_t output) {
   if (l.lengths != "fixed" && l.lengths != "chat") return make_error("--lengths", "must be fixed or chat, not '" + l.lengths + "'");
   if (l.lengths == "chat" && !l.trace.empty()) return make_error("--lengths", "the trace gives each request's lengths; drop --lengths");
   // Capped at 1,024 and 2,048 tokens, exponential draws cannot average more than about half the caps.
-  if (l.lengths == "chat" && (prompt > kChatMaxPrompt / 2 || prompt + output > kChatMaxTotal / 2))
+  if (l.lengths == "chat" && !chat_means_reachable(prompt, output))
     return make_error("--lengths", fmt::format("chat lengths are capped as ShareGPT's in vllm bench (prompt {}, prompt + output {}): "
                                                "--prompt must be at most {} and --prompt + --output at most {}",
                                                kChatMaxPrompt, kChatMaxTotal, kChatMaxPrompt / 2, kChatMaxTotal / 2));

@@ -186,6 +186,25 @@ TEST(ServingPlanner, TheChatServiceExampleSizesH100AtTheCountItsModelNeeds) {
   EXPECT_EQ(p.best->replicas_min, 1);
 }
 
+// With chat lengths the planner's load has ShareGPT's long tail: at the same rate and means, the
+// longest prompts and answers raise the p99s above those of equal lengths.
+TEST(ServingPlanner, ChatLengthsRaiseTheTailAtTheSameRate) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  const Gpu h100 = gpu("h100-sxm");
+  Workload w;
+  w.task = Task::infer;
+  const InferenceMemory mem = inference_memory(m, w, {300, 200, 1}, h100, eff(h100), vllm());
+  const ServingSetup setup = setup_for(vllm(), h100, step_cost(m, w, h100, eff(h100), default_cluster(h100), vllm()), mem.kv_capacity_tokens);
+  ServiceTarget t;
+  t.prompt_tokens = 300;
+  t.output_tokens = 200;
+  const ReplicaLoad equal = replica_at_rate(setup, t, 20);
+  t.chat_lengths = true;
+  const ReplicaLoad chat = replica_at_rate(setup, t, 20);
+  EXPECT_GT(chat.ttft_p99_s, equal.ttft_p99_s);
+  EXPECT_GT(chat.mean_batch, 0);
+}
+
 // `infer --emit k8s` plans one replica at the TP it was given: the same option the sweep finds there.
 TEST(ServingPlanner, OneReplicaSizeIsTheSweepsOptionAtThatTp) {
   const ModelSpec m = *Presets::builtin().find("llama-3.1-70b");

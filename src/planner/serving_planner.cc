@@ -13,6 +13,7 @@ ReplicaLoad replica_at_rate(const ServingSetup& setup, const ServiceTarget& t, d
   Load load;
   const auto n = std::clamp<int64_t>(static_cast<int64_t>(rps * kPlannerWindowS), kPlannerMinRequests, kPlannerMaxRequests);
   load.requests = poisson_arrivals(n, rps, t.prompt_tokens, t.output_tokens, setup.seed);
+  if (t.chat_lengths) draw_chat_lengths(load.requests, t.prompt_tokens, t.output_tokens, setup.seed);
   auto r = simulate_serving(setup, load);
   if (!r) return {};
   return {r->ttft_s.p99 <= t.ttft_s && r->tpot_s.p99 <= t.tpot_s, r->ttft_s.p99, r->tpot_s.p99, r->mean_batch};

@@ -21,7 +21,8 @@
 namespace gpuplan {
 
 struct ServiceTarget {
-  int64_t prompt_tokens = 1024, output_tokens = 256;
+  int64_t prompt_tokens = 1024, output_tokens = 256;  // each request's, or the means with chat_lengths
+  bool chat_lengths = false;  // lengths spread as chat traffic's (draw_chat_lengths), not all equal
   double peak_rps = 1, average_rps = 1;  // requests per second
   double ttft_s = 1.0, tpot_s = 0.1;     // latency targets
 };

@@ -77,5 +77,10 @@ void assign_arrivals(std::vector<SimRequest>& requests, double rps, uint64_t see
 // fit of ShareGPT's length distribution was found. Arrival times are kept.
 inline constexpr int64_t kChatMaxPrompt = 1024, kChatMaxTotal = 2048, kChatMinTokens = 4;
 void draw_chat_lengths(std::vector<SimRequest>& requests, int64_t mean_prompt, int64_t mean_output, uint64_t seed);
+// Capped at 1,024 and 2,048 tokens, exponential draws cannot average more than about half the
+// caps: the means chat lengths accept.
+inline bool chat_means_reachable(int64_t mean_prompt, int64_t mean_output) {
+  return mean_prompt <= kChatMaxPrompt / 2 && mean_prompt + mean_output <= kChatMaxTotal / 2;
+}
 
 }  // namespace gpuplan
