@@ -11,22 +11,13 @@
 #include <set>
 
 #include "data/embedded.h"
+#include "validation/validation_test_support.h"
 
 namespace gpuplan {
 
 namespace {
 
-const ValidatedTable& builtin() {
-  static const ValidatedTable v = [] {
-    auto r = run_builtin_cross_validation(Catalog::builtin(), EfficiencyTable::builtin());
-    if (!r) {
-      ADD_FAILURE() << r.error().to_string();
-      return ValidatedTable{};
-    }
-    return *r;
-  }();
-  return v;
-}
+const ValidatedTable& builtin() { return testing_support::builtin_validated_table(); }
 
 // A throughput row whose published step time is `published_s` and whose unfitted terms are given.
 ValidationRow throughput_row(const std::string& pub, const std::string& stack, double compute, double memory, double comm,

@@ -1,6 +1,7 @@
 // The performance model against published runs (data/validation.toml, each row citing its
 // source). Prints the table; fails when a section misses its accuracy target.
 #include "validation/cross_validation.h"
+#include "validation/validation_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -12,19 +13,9 @@
 namespace gpuplan {
 
 namespace {
-const ValidatedTable& table() {
-  static const ValidatedTable t = [] {
-    // In sample: every row's `predicted` comes from the fit on all rows (cross_validation_test.cc
-    // scores the held-out figures).
-    auto rep = run_builtin_cross_validation(Catalog::builtin(), EfficiencyTable::builtin());
-    if (!rep) {
-      ADD_FAILURE() << rep.error().to_string();
-      return ValidatedTable{};
-    }
-    return *std::move(rep);
-  }();
-  return t;
-}
+// In sample: every row's `predicted` comes from the fit on all rows (cross_validation_test.cc
+// scores the held-out figures).
+const ValidatedTable& table() { return testing_support::builtin_validated_table(); }
 const ValidationReport& report() { return table().report; }
 
 void print(const std::string& section) {
