@@ -126,8 +126,30 @@ void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
 // `plan --task infer`: one replica of each tensor-parallel size up to --gpus (and the node), the
 // highest rate it serves within the p99 targets under the engine's scheduling, and the replicas
 // the peak and average rates need.
+// The first flag given that only a training plan reads, or "".
+std::string training_only_flag(const PlanFlags& f) {
+  const WorkloadFlags& w = f.w;
+  if (!w.stack.empty()) return "--stack";
+  if (!w.recompute.empty()) return "--recompute";
+  if (!w.loss.empty()) return "--loss";
+  if (!w.fp8_recipe.empty()) return "--fp8-recipe";
+  if (w.zero != 0) return "--zero";
+  if (w.grad_accum != 1) return "--grad-accum";
+  if (w.cp != 1) return "--cp";
+  if (w.shard_group != 0) return "--shard-group";
+  if (w.no_reshard_after_forward) return "--no-reshard-after-forward";
+  if (w.offload_optimizer) return "--offload-optimizer";
+  if (w.optimizer_in_backward) return "--optimizer-in-backward";
+  if (w.paged_optimizer) return "--paged-optimizer";
+  if (!f.fabric.empty()) return "--fabric";
+  if (f.network_gbps != 0) return "--network-gbps";
+  return "";
+}
+
 int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t>& range) {
   const ServingPlanFlags& s = f.serve;
+  if (const std::string flag = training_only_flag(f); !flag.empty())
+    return fail(make_error(flag, "applies to training plans; a serving replica is one tensor-parallel group in a node"));
   if (!std::isnan(f.headroom))
     return fail(make_error("--headroom", "applies to training; a serving replica's memory is the engine's gpu_memory_utilization budget"));
   if (f.global_batch != 0) return fail(make_error("--global-batch", "applies to training plans, not --task infer"));
