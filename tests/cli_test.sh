@@ -221,6 +221,7 @@ json_has plan_serving_chat "d['target']['lengths'] == 'chat' and d['best'] is no
 check plan_lengths_needs_infer 2 "--lengths: sizes a serving deployment" -- plan --model llama-3.1-8b --gpu h100-sxm --lengths chat
 check plan_lengths_too_long 2 "--lengths: chat lengths are capped" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --prompt 2000 --lengths chat
 check plan_serving_training_flag 2 "--stack: applies to training plans" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --stack megatron
+check infer_training_flag 2 "--zero: applies to training" -- infer --model llama-3.1-8b --gpu h100-sxm --zero 3
 json_has validate_serving "d['mape']['serving'] > 0 and d['serving_unexpressible'] > 0 and 'vllm' in d['serving_mape_by_engine']" -- validate --json
 
 echo "$pass passed, $fail failed"

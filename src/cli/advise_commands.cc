@@ -128,19 +128,7 @@ void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
 // the peak and average rates need.
 // The first flag given that only a training plan reads, or "".
 std::string training_only_flag(const PlanFlags& f) {
-  const WorkloadFlags& w = f.w;
-  if (!w.stack.empty()) return "--stack";
-  if (!w.recompute.empty()) return "--recompute";
-  if (!w.loss.empty()) return "--loss";
-  if (!w.fp8_recipe.empty()) return "--fp8-recipe";
-  if (w.zero != 0) return "--zero";
-  if (w.grad_accum != 1) return "--grad-accum";
-  if (w.cp != 1) return "--cp";
-  if (w.shard_group != 0) return "--shard-group";
-  if (w.no_reshard_after_forward) return "--no-reshard-after-forward";
-  if (w.offload_optimizer) return "--offload-optimizer";
-  if (w.optimizer_in_backward) return "--optimizer-in-backward";
-  if (w.paged_optimizer) return "--paged-optimizer";
+  if (std::string flag = training_only_flag(f.w); !flag.empty()) return flag;
   if (!f.fabric.empty()) return "--fabric";
   if (f.network_gbps != 0) return "--network-gbps";
   return "";

@@ -327,6 +327,8 @@ Status check_workload_knobs(const LoadFlags& l) {
 nlohmann::json percentiles_json(const Percentiles& p) { return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"mean", p.mean}}; }
 
 int run_infer(Context& ctx, InferFlags f) {
+  if (const std::string flag = training_only_flag(f.w); !flag.empty())
+    return fail(make_error(flag, "applies to training; inference takes the model, its formats, the layout and the load"));
   f.w.task = "infer";
   if (!f.weight_precision.empty()) f.w.precision = f.weight_precision;
   if (f.prompt <= 0 || f.prompt > (1 << 24)) return fail(make_error("--prompt", "must be between 1 and 16M tokens"));

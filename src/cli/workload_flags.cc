@@ -85,6 +85,24 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   return stack;
 }
 
+std::string training_only_flag(const WorkloadFlags& w) {
+  if (!w.stack.empty()) return "--stack";
+  if (!w.recompute.empty()) return "--recompute";
+  if (!w.loss.empty()) return "--loss";
+  if (!w.fp8_recipe.empty()) return "--fp8-recipe";
+  if (w.optimizer != "adamw") return "--optimizer";
+  if (w.zero != 0) return "--zero";
+  if (w.grad_accum != 1) return "--grad-accum";
+  if (w.lora_rank != WorkloadFlags{}.lora_rank) return "--lora-rank";
+  if (w.cp != 1) return "--cp";
+  if (w.shard_group != 0) return "--shard-group";
+  if (w.no_reshard_after_forward) return "--no-reshard-after-forward";
+  if (w.offload_optimizer) return "--offload-optimizer";
+  if (w.optimizer_in_backward) return "--optimizer-in-backward";
+  if (w.paged_optimizer) return "--paged-optimizer";
+  return "";
+}
+
 Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   auto model = resolve_model(f.model, ReadOptions{f.assume_dense});
   if (!model) return model.error();

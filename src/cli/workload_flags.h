@@ -43,6 +43,10 @@ std::vector<std::string> model_caveats(const ModelSpec& m);
 // Prints model_caveats(m), one "note: ..." line each.
 void print_model_caveats(const ModelSpec& m);
 
+// The first flag given that only a training estimate reads (--stack, --recompute, --zero, ...), or
+// "": the commands that model inference refuse them rather than ignore them.
+std::string training_only_flag(const WorkloadFlags& f);
+
 // Resolves --model and checks every flag; errors name the flag.
 Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f);
 
