@@ -126,6 +126,23 @@ void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
 // `plan --task infer`: one replica of each tensor-parallel size up to --gpus (and the node), the
 // highest rate it serves within the p99 targets under the engine's scheduling, and the replicas
 // the peak and average rates need.
+// The cluster `plan` models on `g`: its GPUs per node, network and NVLink, from the flags.
+Result<Cluster> plan_cluster(const PlanFlags& f, const Gpu& g) {
+  if (auto s = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return *s;
+  if (auto s = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return *s;
+  Cluster cluster = default_cluster(g);
+  if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
+  if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
+  cluster.nvlink = !f.no_nvlink;
+  if (!f.fabric.empty()) {
+    if (f.network_gbps > 0) return make_error("--fabric", "give --fabric or --network-gbps, not both");
+    auto fabric = FabricCatalog::builtin().find(f.fabric);
+    if (!fabric) return fabric.error();
+    cluster.network_Bps = fabric->per_gpu_Bps(cluster.gpus_per_node);
+  }
+  return cluster;
+}
+
 // The first flag given that only a training plan reads, or "".
 std::string training_only_flag(const PlanFlags& f) {
   if (std::string flag = training_only_flag(f.w); !flag.empty()) return flag;
@@ -181,12 +198,9 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   if (std::string why = engine->unsupported(*g, base.precision); !why.empty()) return fail(make_error("--engine", why));
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
-  if (auto st = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return fail(*st);
-  if (auto st = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return fail(*st);
-  Cluster cluster = default_cluster(*g);
-  if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
-  if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
-  cluster.nvlink = !f.no_nvlink;
+  auto planned = plan_cluster(f, *g);
+  if (!planned) return fail(planned.error());
+  Cluster cluster = *planned;
   // A replica is one tensor-parallel group: no wider than --gpus allows, nor than the node.
   cluster.gpus_per_node = std::min(cluster.gpus_per_node, range.second);
   const Efficiency eff = (*table)->for_gpu(*g);
@@ -292,18 +306,9 @@ int run_plan(Context& ctx, PlanFlags f) {
   if (!table) return fail(table.error());
   if (auto s = require_range(f.global_batch, "--global-batch", 0, limits::kMaxGlobalBatch)) return fail(*s);
   if (auto s = require_finite(f.tokens, "--tokens", 0, limits::kMaxTokens)) return fail(*s);
-  if (auto s = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return fail(*s);
-  if (auto s = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return fail(*s);
-  Cluster cluster = default_cluster(*g);
-  if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
-  if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
-  cluster.nvlink = !f.no_nvlink;
-  if (!f.fabric.empty()) {
-    if (f.network_gbps > 0) return fail(make_error("--fabric", "give --fabric or --network-gbps, not both"));
-    auto fabric = FabricCatalog::builtin().find(f.fabric);
-    if (!fabric) return fail(fabric.error());
-    cluster.network_Bps = fabric->per_gpu_Bps(cluster.gpus_per_node);
-  }
+  auto planned = plan_cluster(f, *g);
+  if (!planned) return fail(planned.error());
+  const Cluster cluster = *planned;
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
   if (!headroom) return fail(headroom.error());
   auto prices = ctx.prices();
