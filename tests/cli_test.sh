@@ -141,6 +141,9 @@ if "$bin" train --model llama-3.1-8b --gpu h100-sxm --gpus 8 | grep -qE "step ti
 check unknown_fabric 2 "--fabric: unknown fabric 'ib-nd' \(did you mean ib-ndr" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 16 --fabric ib-nd
 check unknown_loss 2 "--loss: must be standard, chunked or fused, not 'fuse' \(did you mean fused" -- memory --model llama-3.1-8b --loss fuse
 check bad_cp 2 "--cp: 3 does not divide" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --cp 3
+check unknown_attention_kernel 2 "--attention-kernel: unknown attention kernel 'fa4' \(did you mean fa2" -- train --model llama-3.1-8b --gpu h100-sxm --attention-kernel fa4
+check attention_kernel_off_its_architecture 2 "--attention-kernel: attention kernel 'fa3' does not run on A100" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 8 --attention-kernel fa3
+json_has train_names_attention_kernel "d['attention_kernel'] == 'flash-triton'" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --stack torchtitan --attention-kernel flash-triton --json
 check fp8_without_recipe 2 "stack 'deepspeed' has no FP8 recipe" -- train --model llama-3.1-8b --gpu h100-sxm --precision fp8 --stack deepspeed
 json_has fused_loss_saves_memory "d['loss'] == 'fused'" -- memory --model llama-3.1-8b --task lora --loss fused --json
 json_has fabrics_json "set(['ib-ndr','ib-hdr','roce-400','eth-400','eth-200','eth-100']) <= set(f['id'] for f in d) and all(f['source'] for f in d)" -- fabrics --json

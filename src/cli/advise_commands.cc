@@ -302,6 +302,7 @@ int run_plan(Context& ctx, PlanFlags f) {
   if (!catalog) return fail(catalog.error());
   auto g = (*catalog)->find(f.gpu);
   if (!g) return fail(g.error());
+  if (auto s = check_attention_kernel(*stack, *g)) return fail(*s);
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
   if (auto s = require_range(f.global_batch, "--global-batch", 0, limits::kMaxGlobalBatch)) return fail(*s);
@@ -345,6 +346,7 @@ int run_plan(Context& ctx, PlanFlags f) {
     for (const auto& c : r.runners_up) ru.push_back(priced(c));
     for (const auto& c : r.best_per_count) per.push_back(priced(c));
     return print_json(json{{"schema_version", 2}, {"model", m.id}, {"gpu", g->id}, {"stack", stack->id},
+                            {"attention_kernel", stack->attention_kernel(g->architecture).id},
                             {"parameters", m.total_parameters()}, {"active_parameters", m.active_parameters()},
                             {"assumed_dense", m.assumed_dense}, {"notes", m.notes},
                             {"global_batch", r.global_batch}, {"seq", base.seq},

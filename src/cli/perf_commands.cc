@@ -73,6 +73,8 @@ Result<std::pair<Gpu, Efficiency>> gpu_and_eff(Context& ctx, const std::string& 
   if (!g) return g.error();
   auto table = ctx.efficiency();
   if (!table) return table.error();
+  if (stack)
+    if (auto s = check_attention_kernel(*stack, *g)) return *s;
   return std::pair{*g, stack ? (*table)->for_gpu(*g, *stack) : (*table)->for_gpu(*g)};
 }
 
@@ -138,6 +140,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"gpu", gpu.id},
         {"gpus", w.par.gpus()},
         {"stack", e.stack},
+        {"attention_kernel", stack->attention_kernel(gpu.architecture).id},
         {"recompute", to_string(w.recompute_spec())},
         {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"ep", w.par.ep}, {"zero", w.par.zero},
         {"parameters", m.total_parameters()},

@@ -56,11 +56,18 @@ void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
                                      "unsloth (default: megatron for pretrain, hf for fine-tuning; `gpuplan stacks`)");
   sub.add_option("--loss", f.loss, "cross-entropy: standard, chunked or fused (default: the stack's)");
   sub.add_option("--fp8-recipe", f.fp8_recipe, "with --precision fp8: delayed, tensorwise, rowwise, blockwise or mxfp8 (default: the stack's first)");
+  sub.add_option("--attention-kernel", f.attention_kernel,
+                 "the attention kernel the run uses: fa2, fa3, cudnn or flash-triton (default: the stack's for the GPU; `gpuplan stacks`)");
 }
 
 Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
-  auto stack = StackCatalog::builtin().find(f.stack.empty() ? default_stack_id(w.task) : f.stack);
+  const StackCatalog& stacks = StackCatalog::builtin();
+  auto stack = stacks.find(f.stack.empty() ? default_stack_id(w.task) : f.stack);
   if (!stack) return stack.error();
+  if (!f.attention_kernel.empty()) {
+    stack = stacks.with_attention_kernel(*stack, f.attention_kernel, "", "--attention-kernel");
+    if (!stack) return stack.error();
+  }
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
   w.fp32_master_weights = stack->master_weights;
   auto loss = parse_loss(f.loss.empty() ? stack->default_loss : f.loss);
@@ -85,11 +92,18 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   return stack;
 }
 
+Status check_attention_kernel(const Stack& stack, const Gpu& gpu) {
+  if (stack.attention_fraction(gpu.architecture) > 0) return std::nullopt;
+  return make_error("--attention-kernel", "attention kernel '" + stack.attention_kernel(gpu.architecture).id + "' does not run on " +
+                                              gpu.name + " (" + gpu.architecture + ")");
+}
+
 std::string training_only_flag(const WorkloadFlags& w) {
   if (!w.stack.empty()) return "--stack";
   if (!w.recompute.empty()) return "--recompute";
   if (!w.loss.empty()) return "--loss";
   if (!w.fp8_recipe.empty()) return "--fp8-recipe";
+  if (!w.attention_kernel.empty()) return "--attention-kernel";
   if (w.optimizer != "adamw") return "--optimizer";
   if (w.zero != 0) return "--zero";
   if (w.grad_accum != 1) return "--grad-accum";

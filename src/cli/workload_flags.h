@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "hardware/gpu.h"
 #include "model/model.h"
 #include "stack/stack.h"
 #include "util/status.h"
@@ -20,6 +21,7 @@ struct WorkloadFlags {
   std::string stack;      // empty: default_stack_id(task)
   std::string loss;       // empty: the stack's default
   std::string fp8_recipe; // empty: the stack's first
+  std::string attention_kernel;  // empty: the stack's kernel for the GPU's architecture
   int64_t cp = 1, shard_group = 0;
   bool no_reshard_after_forward = false;
   std::string flash = "on", kv_precision;
@@ -34,7 +36,7 @@ struct WorkloadFlags {
 };
 
 void add_workload_flags(CLI::App& sub, WorkloadFlags& f);
-// --stack, --loss and --fp8-recipe, for the commands that model training (memory, train, plan).
+// --stack, --loss, --fp8-recipe and --attention-kernel, for the commands that model training (memory, train, plan).
 void add_stack_flag(CLI::App& sub, WorkloadFlags& f);
 
 // Lines every output about `m` must carry: what the reader assumed or left out (--assume-dense,
@@ -53,5 +55,8 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f);
 // The --stack record (or the task's usual one), with its defaults applied to what the flags left
 // open (recomputation, loss); checks that it offers --fp8-recipe (or any recipe, with fp8).
 Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w);
+// Fails, naming --attention-kernel, when the stack's attention kernel has no figure for the GPU's
+// architecture (FlashAttention-3 is Hopper only).
+Status check_attention_kernel(const Stack& stack, const Gpu& gpu);
 
 }  // namespace gpuplan::cli

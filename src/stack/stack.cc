@@ -259,6 +259,22 @@ const AttentionKernel* StackCatalog::kernel(const std::string& id) const {
   return nullptr;
 }
 
+std::vector<std::string> StackCatalog::kernel_ids() const {
+  std::vector<std::string> out;
+  for (const auto& k : kernels_) out.push_back(k.id);
+  return out;
+}
+
+Result<Stack> StackCatalog::with_attention_kernel(Stack stack, const std::string& id, const std::string& architecture,
+                                                  const std::string& field) const {
+  const AttentionKernel* k = kernel(id);
+  if (!k) return make_error(field, "unknown attention kernel '" + id + "'" + did_you_mean(id, kernel_ids()) + "; `gpuplan stacks` lists them");
+  if (!architecture.empty() && k->fraction_on(architecture) <= 0)
+    return make_error(field, "attention kernel '" + id + "' does not run on " + architecture + " GPUs");
+  stack.attention = {{"default", *k}};
+  return stack;
+}
+
 const LowPrecisionRecipe* StackCatalog::recipe(const std::string& id) const {
   for (const auto& r : recipes_)
     if (r.id == id) return &r;

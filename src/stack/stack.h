@@ -91,6 +91,12 @@ class StackCatalog {
   const std::vector<Stack>& stacks() const { return stacks_; }
   std::vector<std::string> ids() const;
   const AttentionKernel* kernel(const std::string& id) const;
+  // `stack` running attention kernel `id` on every architecture (an older release, or a run that
+  // set its attention implementation): fails, naming `field`, for an unknown kernel or one with no
+  // figure on `architecture` (unchecked when empty: the GPU is not known yet).
+  Result<Stack> with_attention_kernel(Stack stack, const std::string& id, const std::string& architecture,
+                                      const std::string& field) const;
+  std::vector<std::string> kernel_ids() const;
   const LowPrecisionRecipe* recipe(const std::string& id) const;
   const std::vector<LowPrecisionRecipe>& recipes() const { return recipes_; }
 

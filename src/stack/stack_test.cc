@@ -38,6 +38,22 @@ TEST(Stacks, AttentionKernelFollowsTheStackAndArchitecture) {
   EXPECT_NEAR(EfficiencyTable::builtin().for_gpu(h100, megatron).attention_fraction, 0.64, 1e-9);
 }
 
+// FlashAttention-2 abstract: FA2 is about 2x FlashAttention-1, whose Triton port llm-foundry ran
+// until March 2024. Overriding a stack's kernel applies on every architecture; FA3 is Hopper only.
+TEST(Stacks, AttentionKernelOverrideReplacesTheStacksKernel) {
+  const StackCatalog& c = StackCatalog::builtin();
+  auto old = c.with_attention_kernel(*c.find("llm-foundry"), "flash-triton", "ampere", "attention_kernel");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->attention_kernel("hopper").id, "flash-triton");
+  EXPECT_NEAR(old->attention_fraction("ampere"), c.find("llm-foundry")->attention_fraction("ampere") / 2, 1e-9);
+  auto fa3_on_a100 = c.with_attention_kernel(*c.find("torchtitan"), "fa3", "ampere", "attention_kernel");
+  ASSERT_FALSE(fa3_on_a100.ok());
+  EXPECT_EQ(fa3_on_a100.error().field, "attention_kernel");
+  auto typo = c.with_attention_kernel(*c.find("torchtitan"), "fa4", "", "--attention-kernel");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("fa3"), std::string::npos);
+}
+
 TEST(Stacks, DefaultsFollowTheTask) {
   EXPECT_EQ(default_stack_id(Task::pretrain), "megatron");
   EXPECT_EQ(default_stack_id(Task::lora), "hf");

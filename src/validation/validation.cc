@@ -150,11 +150,16 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
   return w;
 }
 
-// The row's `stack`, or the usual stack for pre-training.
-Result<Stack> row_stack(const TomlFields& f) {
+// The row's `stack` (else `fallback`), running the row's `attention_kernel` where the run set one.
+Result<Stack> row_stack(const TomlFields& f, const Gpu& gpu, const std::string& fallback = default_stack_id(Task::pretrain)) {
   auto id = f.optional_string("stack");
   if (!id) return id.error();
-  return StackCatalog::builtin().find(id->value_or(default_stack_id(Task::pretrain)), f.field("stack"));
+  auto kernel = f.optional_string("attention_kernel");
+  if (!kernel) return kernel.error();
+  const StackCatalog& stacks = StackCatalog::builtin();
+  auto stack = stacks.find(id->value_or(fallback), f.field("stack"));
+  if (!stack || !*kernel) return stack;
+  return stacks.with_attention_kernel(*stack, **kernel, gpu.architecture, f.field("attention_kernel"));
 }
 
 // The row's `engine`, else the default one (vLLM).
@@ -180,7 +185,7 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
   if (!kind) return kind.error();
   auto src = c.catalog.find(*src_id, f.field("source_gpu"));
   if (!src) return src.error();
-  auto stack = row_stack(f);
+  auto stack = row_stack(f, *src);
   if (!stack) return stack.error();
   const Efficiency src_eff = *kind == "train" ? c.eff.for_gpu(*src, *stack) : c.eff.for_gpu(*src);
   Cluster src_cluster = default_cluster(*src);
@@ -261,7 +266,7 @@ Result<ValidationRow> memory_row(const Ctx& c, const TomlFields& f, const ModelS
   if (!w) return w.error();
   std::optional<Stack> stack;
   if (w->training()) {
-    auto st = f.table().contains("stack") ? row_stack(f) : StackCatalog::builtin().find(default_stack_id(*task));
+    auto st = row_stack(f, gpu, default_stack_id(*task));
     if (!st) return st.error();
     stack = *st;
     if (auto s = apply_stack_defaults(f, *stack, *w)) return *s;
@@ -361,7 +366,7 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     if (!task || *task == Task::infer) return make_error(f.field("task"), "must be pretrain, full, lora or qlora");
     auto w = row_workload(f, *m, *task);
     if (!w) return w.error();
-    auto stack = row_stack(f);
+    auto stack = row_stack(f, *gpu);
     if (!stack) return stack.error();
     if (auto s = apply_stack_defaults(f, *stack, *w)) return *s;
     if (!w->fp8_recipe.empty() && !stack->recipe(w->fp8_recipe))
