@@ -20,6 +20,7 @@ struct Key {
 };
 constexpr Key kKeys[] = {
     {"matmul_max_fraction", &Efficiency::matmul_max_fraction, 1, 0.01, 1.0},
+    {"matmul_max_fraction_fp8", &Efficiency::matmul_max_fraction_fp8, 1, 0.01, 1.0},
     {"memory_max_fraction", &Efficiency::memory_max_fraction, 1, 0.01, 1.0},
     {"vector_memory_fraction", &Efficiency::vector_memory_fraction, 1, 0.01, 1.0},
     {"attention_fraction", &Efficiency::attention_fraction, 1, 0.01, 1.0},
@@ -102,6 +103,12 @@ double Efficiency::matmul_fraction(double flops) const {
     }
   }
   return matmul_max_fraction * rel;
+}
+
+double Efficiency::matmul_fraction(double flops, Precision compute) const {
+  const double f = matmul_fraction(flops);
+  if (compute != Precision::fp8 || matmul_max_fraction_fp8 <= 0) return f;
+  return f * matmul_max_fraction_fp8 / matmul_max_fraction;
 }
 
 Result<EfficiencyTable> EfficiencyTable::from_table(toml::table doc, const std::string& origin) {

@@ -18,6 +18,8 @@ namespace gpuplan {
 
 struct Efficiency {
   double matmul_max_fraction = 0.8;
+  // Best dense FP8 GEMM, of the FP8 datasheet peak; 0: as matmul_max_fraction (no measurement).
+  double matmul_max_fraction_fp8 = 0;
   double memory_max_fraction = 0.85;
   double vector_memory_fraction = 0.7;
   // Fused attention kernels, of the datasheet matmul peak. For training this comes from the
@@ -45,6 +47,8 @@ struct Efficiency {
 
   // Fraction of the datasheet matmul peak that one GEMM of `flops` reaches.
   double matmul_fraction(double flops) const;
+  // The same at a compute precision: FP8 GEMMs reach their own share of the FP8 peak.
+  double matmul_fraction(double flops, Precision compute) const;
 };
 
 class EfficiencyTable {

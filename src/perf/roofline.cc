@@ -18,7 +18,7 @@ OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p)
   const double peak = op_peak_flops(gpu, op.kind, p);
   double frac = 1.0;
   switch (op.kind) {
-    case OpKind::matmul: frac = eff.matmul_fraction(op.flops); break;
+    case OpKind::matmul: frac = eff.matmul_fraction(op.flops, compute_precision(p)); break;
     // Fused attention has its own ceiling (efficiency.toml attention_fraction), with the same
     // size dependence as GEMMs.
     case OpKind::attention:
