@@ -55,6 +55,8 @@ void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--stack", f.stack, "software stack: megatron, torchtitan, torchtitan-compile, hf, deepspeed, torchtune, "
                                      "unsloth (default: megatron for pretrain, hf for fine-tuning; `gpuplan stacks`)");
   sub.add_option("--loss", f.loss, "cross-entropy: standard, chunked or fused (default: the stack's)");
+  sub.add_option("--loss-chunk-tokens", f.loss_chunk_tokens,
+                 "tokens per loss chunk with --loss chunked or fused (default: 8 chunks; fused: Liger's sizing)");
   sub.add_option("--fp8-recipe", f.fp8_recipe, "with --precision fp8: delayed, tensorwise, rowwise, blockwise or mxfp8 (default: the stack's first)");
   sub.add_option("--attention-kernel", f.attention_kernel,
                  "the attention kernel the run uses: fa2, fa3, cudnn or flash-triton (default: the stack's for the GPU; `gpuplan stacks`)");
@@ -75,6 +77,8 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
     return make_error("--loss", "must be standard, chunked or fused, not '" + f.loss + "'" +
                                     did_you_mean(f.loss, {"standard", "chunked", "fused"}));
   w.loss = *loss;
+  w.loss_chunk_tokens = f.loss_chunk_tokens;
+  if (auto s = w.check_loss_chunk()) return *s;
   if (!f.no_reshard_after_forward) apply_stack_layout(*stack, w);
   if (!f.fp8_recipe.empty() && w.precision != Precision::fp8)
     return make_error("--fp8-recipe", "applies to --precision fp8");
@@ -102,6 +106,7 @@ std::string training_only_flag(const WorkloadFlags& w) {
   if (!w.stack.empty()) return "--stack";
   if (!w.recompute.empty()) return "--recompute";
   if (!w.loss.empty()) return "--loss";
+  if (w.loss_chunk_tokens != 0) return "--loss-chunk-tokens";
   if (!w.fp8_recipe.empty()) return "--fp8-recipe";
   if (!w.attention_kernel.empty()) return "--attention-kernel";
   if (w.optimizer != "adamw") return "--optimizer";

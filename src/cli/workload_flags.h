@@ -20,6 +20,7 @@ struct WorkloadFlags {
   std::string recompute;  // empty: the stack's default (none without a stack)
   std::string stack;      // empty: default_stack_id(task)
   std::string loss;       // empty: the stack's default
+  int64_t loss_chunk_tokens = 0;  // 0: the loss scheme's own chunking
   std::string fp8_recipe; // empty: the stack's first
   std::string attention_kernel;  // empty: the stack's kernel for the GPU's architecture
   int64_t cp = 1, shard_group = 0;

@@ -115,22 +115,33 @@ double op_checkpoint_bytes(const ModelSpec& m, const Workload& w) {
 // CEWithChunkedOutputLoss, 8 chunks). fused: the projection and loss run chunk by chunk and the
 // logits never exist whole; Liger's fused linear cross-entropy sizes a chunk at about
 // tokens / ceil(vocab / hidden) rows (liger_kernel/ops/fused_linear_cross_entropy.py), so a
-// chunk's logits are about tokens x hidden values, in 16-bit and fp32.
+// chunk's logits are about tokens x hidden values, in 16-bit and fp32. The chunks write the
+// gradient of the hidden states as they go (Liger's grad_input, torchtitan's ChunkedLossWrapper
+// accumulator), held from the loss to the backward: tokens x hidden x B. A run that names its
+// chunk in tokens (--loss-chunk-tokens) holds that many tokens' logits at a time.
 constexpr double kLossChunks = 8;
 double logits_bytes(const ModelSpec& m, const Workload& w, double tokens, double B) {
   const double t = static_cast<double>(w.par.tp), v = static_cast<double>(m.vocab) / t;
+  const double chunk = w.loss_chunk_tokens > 0 ? std::min(tokens, static_cast<double>(w.loss_chunk_tokens)) : 0;
   switch (w.loss) {
     case Loss::standard: return tokens * v * (B + 8);
-    case Loss::chunked: return tokens * v * (B + 8 / kLossChunks);
-    case Loss::fused: return tokens * std::min<double>(v, static_cast<double>(m.hidden)) * (B + 8);
+    case Loss::chunked: return tokens * v * B + (chunk > 0 ? chunk * v * 8 : tokens * v * 8 / kLossChunks);
+    case Loss::fused:
+      return (chunk > 0 ? chunk * v : tokens * std::min<double>(v, static_cast<double>(m.hidden))) * (B + 8) +
+             tokens * static_cast<double>(m.hidden) * B;
   }
   return 0;
 }
 std::string loss_formula(const ModelSpec& m, const Workload& w, double B) {
+  const int64_t c = w.loss_chunk_tokens;
   switch (w.loss) {
     case Loss::standard: return fmt::format("s x b x vocab {} x ({} + 4 + 4) B (standard loss)", m.vocab, B);
-    case Loss::chunked: return fmt::format("s x b x vocab {} x ({} + 8/{:.0f}) B (chunked loss)", m.vocab, B, kLossChunks);
-    case Loss::fused: return fmt::format("s x b x hidden {} x ({} + 8) B (fused loss: one chunk of logits)", m.hidden, B);
+    case Loss::chunked:
+      return c > 0 ? fmt::format("s x b x vocab {} x {} B + {} tokens x vocab x 8 B (chunked loss)", m.vocab, B, c)
+                   : fmt::format("s x b x vocab {} x ({} + 8/{:.0f}) B (chunked loss)", m.vocab, B, kLossChunks);
+    case Loss::fused:
+      return c > 0 ? fmt::format("{} tokens x vocab {} x ({} + 8) B + s x b x hidden x {} B (fused loss: a chunk of logits and the hidden gradient)", c, m.vocab, B, B)
+                   : fmt::format("s x b x hidden {} x ({} + 8 + {}) B (fused loss: one chunk of logits and the hidden gradient)", m.hidden, B, B);
   }
   return "";
 }

@@ -109,6 +109,26 @@ TEST(Memory, RecomputeCutsActivations) {
   EXPECT_LT(full, none / 3);
 }
 
+// torchtitan's ChunkedLossWrapper (docs/chunked_loss.md) runs the LM head and the loss 1,024 tokens at
+// a time: a chunk's logits in 16-bit and fp32 plus the hidden-state gradient the chunks fill, never
+// the whole 32k-token logits.
+TEST(Memory, AChunkOfTokensBoundsTheFusedLossLogits) {
+  Workload w;
+  w.seq = 32768;
+  w.loss = Loss::fused;
+  w.loss_chunk_tokens = 1024;
+  const ModelSpec m = preset("llama-3.1-8b");
+  auto logits = [&] {
+    for (const MemoryTerm& t : estimate_memory(m, w, eff_for("h100-sxm")).terms)
+      if (t.name == "logits and loss") return t.bytes;
+    return -1.0;
+  };
+  const double a = eff_for("h100-sxm").fit.activation_scale;
+  EXPECT_NEAR(logits(), a * (1024.0 * m.vocab * (2 + 8) + 32768.0 * m.hidden * 2), 1);
+  w.loss = Loss::standard;
+  EXPECT_FALSE(w.check_loss_chunk() == std::nullopt);
+}
+
 TEST(Memory, FlashAttentionRemovesTheQuadraticTerm) {
   Workload w;
   w.seq = 8192;

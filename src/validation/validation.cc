@@ -66,6 +66,7 @@ Status read_training_keys(const TomlFields& f, Workload& w) {
     return std::nullopt;
   };
   for (auto [k, out] : {std::pair{"lora_rank", &w.lora_rank}, std::pair{"grad_accum", &w.grad_accum},
+                        std::pair{"loss_chunk_tokens", &w.loss_chunk_tokens},
                         std::pair{"cp", &w.par.cp}, std::pair{"shard_group", &w.par.shard_group}})
     if (auto s = get_int(k, *out)) return s;
   auto opt = f.optional_string("optimizer");

@@ -100,6 +100,13 @@ Precision Workload::activation_precision() const {
   return Precision::bf16;
 }
 
+Status Workload::check_loss_chunk() const {
+  if (loss_chunk_tokens < 0 || loss_chunk_tokens > limits::kMaxSeq)
+    return make_error("--loss-chunk-tokens", fmt::format("must be between 0 and {}, got {}", limits::kMaxSeq, loss_chunk_tokens));
+  if (loss_chunk_tokens > 0 && loss == Loss::standard) return make_error("--loss-chunk-tokens", "applies to --loss chunked or fused");
+  return std::nullopt;
+}
+
 Status Workload::validate(const ModelSpec& m) const {
   if (micro_batch <= 0) return make_error("--batch", fmt::format("must be at least 1, got {}", micro_batch));
   if (micro_batch > limits::kMaxBatch) return make_error("--batch", fmt::format("{} is absurd", micro_batch));
@@ -114,6 +121,7 @@ Status Workload::validate(const ModelSpec& m) const {
   if (optimizer_in_backward && offload_optimizer)
     return make_error("--optimizer-in-backward", "give it or --offload-optimizer, not both");
   if (paged_optimizer && offload_optimizer) return make_error("--paged-optimizer", "give it or --offload-optimizer, not both");
+  if (auto s = check_loss_chunk()) return s;
   if (lora_rank <= 0 || lora_rank > 65536)
     return make_error("--lora-rank", fmt::format("must be between 1 and 65536, got {}", lora_rank));
   if (recompute == Recompute::every && (recompute_every < 1 || recompute_every > 1024))

@@ -85,6 +85,8 @@ struct Workload {
   int64_t recompute_every = 0;  // with Recompute::every
   int64_t grad_accum = 1;   // micro-batches per optimizer step per replica
   Loss loss = Loss::standard;
+  // Tokens per loss chunk (chunked, fused); 0 = the scheme's own rule (8 chunks; Liger's sizing).
+  int64_t loss_chunk_tokens = 0;
   std::string fp8_recipe;  // with fp8: a recipe id of data/stacks.toml; empty = the stack's first
   bool flash_attention = true;
   int64_t lora_rank = 16;
@@ -115,6 +117,8 @@ struct Workload {
 
   // Checks ranges and that the split fits the model (tp divides heads, pp at most the layers).
   Status validate(const ModelSpec& m) const;
+  // --loss-chunk-tokens in range and given with a loss that chunks.
+  Status check_loss_chunk() const;
 };
 
 }  // namespace gpuplan
