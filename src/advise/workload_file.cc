@@ -208,13 +208,10 @@ Result<InferenceService> parse_service(const toml::table& t, const std::string& 
   s.target.tpot_s = *tpot;
   auto lengths = f.optional_string("lengths");
   if (!lengths) return lengths.error();
-  const std::string l = lengths->value_or("fixed");
-  if (l != "fixed" && l != "chat") return make_error(f.field("lengths"), "must be fixed or chat, not '" + l + "'");
-  s.target.chat_lengths = l == "chat";
-  if (s.target.chat_lengths && !chat_means_reachable(s.target.prompt_tokens, s.target.output_tokens))
-    return make_error(f.field("lengths"), fmt::format("chat lengths are capped as ShareGPT's in vllm bench: prompt_tokens must be at "
-                                                      "most {} and prompt_tokens + output_tokens at most {}",
-                                                      kChatMaxPrompt / 2, kChatMaxTotal / 2));
+  auto chat = parse_lengths(lengths->value_or("fixed"), s.target.prompt_tokens, s.target.output_tokens, f.field("lengths"),
+                            "prompt_tokens", "output_tokens");
+  if (!chat) return chat.error();
+  s.target.chat_lengths = *chat;
   if (auto e = s.workload.validate(s.model)) return make_error(where + "." + e->field, e->message);
   return s;
 }

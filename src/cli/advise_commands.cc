@@ -11,9 +11,9 @@
 
 #include "advise/advice_json.h"
 #include "advise/advisor.h"
+#include "cli/cluster_flags.h"
 #include "cli/common.h"
 #include "planner/autoscale.h"
-#include "hardware/fabric.h"
 #include "cli/workload_flags.h"
 #include "cost/cost_model.h"
 #include "data/embedded.h"
@@ -103,10 +103,10 @@ struct PlanFlags {
   WorkloadFlags w;
   ServingPlanFlags serve;
   std::string gpu, gpus = "8";
-  int64_t global_batch = 0, gpus_per_node = 0;
-  double network_gbps = 0, tokens = 0, headroom = kUnset;
-  std::string fabric;
-  bool no_nvlink = false, json = false;
+  ClusterFlags cluster;
+  int64_t global_batch = 0;
+  double tokens = 0, headroom = kUnset;
+  bool json = false;
 };
 
 void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
@@ -126,28 +126,11 @@ void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
 // `plan --task infer`: one replica of each tensor-parallel size up to --gpus (and the node), the
 // highest rate it serves within the p99 targets under the engine's scheduling, and the replicas
 // the peak and average rates need.
-// The cluster `plan` models on `g`: its GPUs per node, network and NVLink, from the flags.
-Result<Cluster> plan_cluster(const PlanFlags& f, const Gpu& g) {
-  if (auto s = require_range(f.gpus_per_node, "--gpus-per-node", 0, 1024)) return *s;
-  if (auto s = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return *s;
-  Cluster cluster = default_cluster(g);
-  if (f.gpus_per_node > 0) cluster.gpus_per_node = f.gpus_per_node;
-  if (f.network_gbps > 0) cluster.network_Bps = f.network_gbps * 1e9 / 8;
-  cluster.nvlink = !f.no_nvlink;
-  if (!f.fabric.empty()) {
-    if (f.network_gbps > 0) return make_error("--fabric", "give --fabric or --network-gbps, not both");
-    auto fabric = FabricCatalog::builtin().find(f.fabric);
-    if (!fabric) return fabric.error();
-    cluster.network_Bps = fabric->per_gpu_Bps(cluster.gpus_per_node);
-  }
-  return cluster;
-}
-
 // The first flag given that only a training plan reads, or "".
 std::string training_only_flag(const PlanFlags& f) {
   if (std::string flag = training_only_flag(f.w); !flag.empty()) return flag;
-  if (!f.fabric.empty()) return "--fabric";
-  if (f.network_gbps != 0) return "--network-gbps";
+  if (!f.cluster.fabric.empty()) return "--fabric";
+  if (f.cluster.network_gbps != 0) return "--network-gbps";
   return "";
 }
 
@@ -175,20 +158,13 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   target.average_rps = s.average_rps > 0 ? s.average_rps : s.rps;
   target.ttft_s = s.ttft_target_s;
   target.tpot_s = s.tpot_target_s;
-  if (s.lengths != "fixed" && s.lengths != "chat") return fail(make_error("--lengths", "must be fixed or chat, not '" + s.lengths + "'"));
-  target.chat_lengths = s.lengths == "chat";
-  if (target.chat_lengths && !chat_means_reachable(target.prompt_tokens, target.output_tokens))
-    return fail(make_error("--lengths", fmt::format("chat lengths are capped as ShareGPT's in vllm bench: --prompt must be at most {} "
-                                                    "and --prompt + --output at most {}", kChatMaxPrompt / 2, kChatMaxTotal / 2)));
+  auto chat = parse_lengths(s.lengths, target.prompt_tokens, target.output_tokens, "--lengths", "--prompt", "--output");
+  if (!chat) return fail(chat.error());
+  target.chat_lengths = *chat;
   f.w.seq = target.prompt_tokens + target.output_tokens;
-  auto built = build_workload(f.w);
-  if (!built) {
-    Error e = built.error();
-    if (e.field == "--seq") e.field = "--prompt";  // the sequence here is --prompt plus --output
-    return fail(e);
-  }
+  auto built = build_generation_workload(f.w);
+  if (!built) return fail(built.error());
   const auto& [m, base] = *built;
-  if (m.traits.encoder) return fail(make_error("--model", "is an encoder; generation needs a decoder model"));
   auto engine = EngineCatalog::builtin().find(s.engine.empty() ? kDefaultEngineId : s.engine);
   if (!engine) return fail(engine.error());
   auto catalog = ctx.catalog();
@@ -198,7 +174,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   if (std::string why = engine->unsupported(*g, base.precision); !why.empty()) return fail(make_error("--engine", why));
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
-  auto planned = plan_cluster(f, *g);
+  auto planned = make_cluster(f.cluster, *g);
   if (!planned) return fail(planned.error());
   Cluster cluster = *planned;
   // A replica is one tensor-parallel group: no wider than --gpus allows, nor than the node.
@@ -307,7 +283,7 @@ int run_plan(Context& ctx, PlanFlags f) {
   if (!table) return fail(table.error());
   if (auto s = require_range(f.global_batch, "--global-batch", 0, limits::kMaxGlobalBatch)) return fail(*s);
   if (auto s = require_finite(f.tokens, "--tokens", 0, limits::kMaxTokens)) return fail(*s);
-  auto planned = plan_cluster(f, *g);
+  auto planned = make_cluster(f.cluster, *g);
   if (!planned) return fail(planned.error());
   const Cluster cluster = *planned;
   auto headroom = resolve_headroom(f.headroom, Platform::builtin());
@@ -665,10 +641,7 @@ std::vector<Command> advise_commands() {
          sub.add_option("--global-batch", f->global_batch, "sequences per step, the same at every GPU count (default: about 1M tokens)");
          add_headroom_flag(sub, f->headroom);
          sub.add_option("--tokens", f->tokens, "tokens to train on, for time to train");
-         sub.add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
-         sub.add_option("--network-gbit-s,--network-gbps", f->network_gbps, "network per GPU, Gbit/s");
-         sub.add_option("--fabric", f->fabric, "named inter-node fabric (`gpuplan fabrics`)");
-         sub.add_flag("--no-nvlink", f->no_nvlink, "the cards have no NVLink (a PCIe card without its bridge): collectives in a node go over PCIe");
+         add_cluster_flags(sub, f->cluster);
          add_serving_plan_flags(sub, f->serve);
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_plan(ctx, *f); }; });

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "cli/cluster_flags.h"
 #include "cli/common.h"
 #include "planner/autoscale.h"
 #include "planner/serving_planner.h"
@@ -25,7 +26,6 @@
 #include "util/utf8.h"
 #include "calibrate/profile_fit.h"
 #include "hardware/prices.h"
-#include "hardware/fabric.h"
 
 
 namespace gpuplan::cli {
@@ -33,36 +33,6 @@ namespace gpuplan::cli {
 namespace {
 
 using nlohmann::json;
-
-struct ClusterFlags {
-  int64_t gpus_per_node = 0;
-  double network_gbps = 0;
-  std::string fabric;
-  bool no_nvlink = false;
-};
-
-void add_cluster_flags(CLI::App& sub, ClusterFlags& c) {
-  sub.add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node (default 8 for datacenter parts, 4 otherwise)");
-  sub.add_option("--network-gbit-s,--network-gbps", c.network_gbps, "network bandwidth per GPU in Gbit/s (default 400 IB; 25 for workstation/consumer)");
-  sub.add_option("--fabric", c.fabric, "named inter-node fabric: ib-ndr, ib-hdr, roce-400, eth-400, eth-100, ... (`gpuplan fabrics`)");
-  sub.add_flag("--no-nvlink", c.no_nvlink, "the cards have no NVLink (a PCIe card without its bridge): collectives in a node go over PCIe");
-}
-
-Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
-  Cluster c = default_cluster(gpu);
-  if (f.gpus_per_node < 0 || f.gpus_per_node > 1024) return make_error("--gpus-per-node", "must be between 1 and 1024");
-  if (f.network_gbps < 0 || f.network_gbps > 1e5) return make_error("--network-gbps", "must be between 0 and 100000");
-  if (f.gpus_per_node > 0) c.gpus_per_node = f.gpus_per_node;
-  if (f.network_gbps > 0) c.network_Bps = f.network_gbps * 1e9 / 8;
-  c.nvlink = !f.no_nvlink;
-  if (!f.fabric.empty()) {
-    if (f.network_gbps > 0) return make_error("--fabric", "give --fabric or --network-gbps, not both");
-    auto fabric = FabricCatalog::builtin().find(f.fabric);
-    if (!fabric) return fabric.error();
-    c.network_Bps = fabric->per_gpu_Bps(c.gpus_per_node);
-  }
-  return c;
-}
 
 // The GPU and its efficiencies; under a training stack, with the stack's kernels.
 Result<std::pair<Gpu, Efficiency>> gpu_and_eff(Context& ctx, const std::string& id, const Stack* stack = nullptr) {
@@ -289,13 +259,9 @@ Result<Load> build_load(const LoadFlags& l, int64_t prompt, int64_t output) {
   if (l.users > 0 && l.think_time_s == -1) return make_error("--think-time", "is required with --users (0 for none)");
   if (l.users > 0 && !(l.think_time_s >= 0 && l.think_time_s <= 86400)) return make_error("--think-time", "must be between 0 and 86400 seconds");
   if (l.requests < 1 || l.requests > 1000000) return make_error("--requests", "must be between 1 and 1,000,000");
-  if (l.lengths != "fixed" && l.lengths != "chat") return make_error("--lengths", "must be fixed or chat, not '" + l.lengths + "'");
-  if (l.lengths == "chat" && !l.trace.empty()) return make_error("--lengths", "the trace gives each request's lengths; drop --lengths");
-  // Capped at 1,024 and 2,048 tokens, exponential draws cannot average more than about half the caps.
-  if (l.lengths == "chat" && !chat_means_reachable(prompt, output))
-    return make_error("--lengths", fmt::format("chat lengths are capped as ShareGPT's in vllm bench (prompt {}, prompt + output {}): "
-                                               "--prompt must be at most {} and --prompt + --output at most {}",
-                                               kChatMaxPrompt, kChatMaxTotal, kChatMaxPrompt / 2, kChatMaxTotal / 2));
+  auto chat = parse_lengths(l.lengths, prompt, output, "--lengths", "--prompt", "--output");
+  if (!chat) return chat.error();
+  if (*chat && !l.trace.empty()) return make_error("--lengths", "the trace gives each request's lengths; drop --lengths");
   Load load;
   load.users = l.users;
   load.think_time_s = std::max(0.0, l.think_time_s);
@@ -312,7 +278,7 @@ Result<Load> build_load(const LoadFlags& l, int64_t prompt, int64_t output) {
   } else {
     load.requests = poisson_arrivals(l.requests, l.rps, prompt, output, static_cast<uint64_t>(l.seed));
   }
-  if (l.lengths == "chat") draw_chat_lengths(load.requests, prompt, output, static_cast<uint64_t>(l.seed));
+  if (*chat) draw_chat_lengths(load.requests, prompt, output, static_cast<uint64_t>(l.seed));
   return load;
 }
 
@@ -339,14 +305,9 @@ int run_infer(Context& ctx, InferFlags f) {
   if (f.concurrency <= 0 || f.concurrency > (1 << 20)) return fail(make_error("--concurrency", "must be between 1 and 1M"));
   f.w.seq = f.prompt + f.output;
   f.w.batch = f.concurrency;
-  auto built = build_workload(f.w);
-  if (!built) {
-    Error e = built.error();
-    if (e.field == "--seq") e.field = "--prompt";  // the sequence here is --prompt plus --output
-    return fail(e);
-  }
+  auto built = build_generation_workload(f.w);
+  if (!built) return fail(built.error());
   const auto& [m, w] = *built;
-  if (m.traits.encoder) return fail(make_error("--model", "is an encoder; generation needs a decoder model"));
   auto ge = gpu_and_eff(ctx, f.gpu);
   if (!ge) return fail(ge.error());
   const auto& [gpu, eff] = *ge;

@@ -195,4 +195,15 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   return std::pair{std::move(model).value(), w};
 }
 
+Result<std::pair<ModelSpec, Workload>> build_generation_workload(const WorkloadFlags& f) {
+  auto built = build_workload(f);
+  if (!built) {
+    Error e = built.error();
+    if (e.field == "--seq") e.field = "--prompt";
+    return e;
+  }
+  if (built->first.traits.encoder) return make_error("--model", "is an encoder; generation needs a decoder model");
+  return built;
+}
+
 }  // namespace gpuplan::cli

@@ -52,6 +52,9 @@ std::string training_only_flag(const WorkloadFlags& f);
 
 // Resolves --model and checks every flag; errors name the flag.
 Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f);
+// The same for generation, whose sequence (f.seq) is --prompt plus --output: a sequence error
+// names --prompt, and an encoder model is refused.
+Result<std::pair<ModelSpec, Workload>> build_generation_workload(const WorkloadFlags& f);
 
 // The --stack record (or the task's usual one), with its defaults applied to what the flags left
 // open (recomputation, loss); checks that it offers --fp8-recipe (or any recipe, with fp8).

@@ -381,6 +381,16 @@ std::vector<SimRequest> poisson_arrivals(int64_t count, double rps, int64_t prom
   return out;
 }
 
+Result<bool> parse_lengths(const std::string& lengths, int64_t mean_prompt, int64_t mean_output, const std::string& field,
+                           const std::string& prompt, const std::string& output) {
+  if (lengths != "fixed" && lengths != "chat") return make_error(field, "must be fixed or chat, not '" + lengths + "'");
+  if (lengths == "chat" && !chat_means_reachable(mean_prompt, mean_output))
+    return make_error(field, fmt::format("chat lengths are capped as ShareGPT's in vllm bench (prompt {}, prompt + output {}): "
+                                         "{} must be at most {} and {} + {} at most {}",
+                                         kChatMaxPrompt, kChatMaxTotal, prompt, kChatMaxPrompt / 2, prompt, output, kChatMaxTotal / 2));
+  return lengths == "chat";
+}
+
 void draw_chat_lengths(std::vector<SimRequest>& requests, int64_t mean_prompt, int64_t mean_output, uint64_t seed) {
   if (requests.empty()) return;
   // The caps cut the exponentials' tails, so their means start at the targets and are raised

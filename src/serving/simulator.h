@@ -82,5 +82,9 @@ void draw_chat_lengths(std::vector<SimRequest>& requests, int64_t mean_prompt, i
 inline bool chat_means_reachable(int64_t mean_prompt, int64_t mean_output) {
   return mean_prompt <= kChatMaxPrompt / 2 && mean_prompt + mean_output <= kChatMaxTotal / 2;
 }
+// Reads a `lengths` setting: "fixed" (false) or "chat" (true), the latter only for means chat
+// lengths reach. Errors name `field`, and `prompt` and `output` as the caller's input calls them.
+Result<bool> parse_lengths(const std::string& lengths, int64_t mean_prompt, int64_t mean_output, const std::string& field,
+                           const std::string& prompt, const std::string& output);
 
 }  // namespace gpuplan
