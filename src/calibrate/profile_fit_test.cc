@@ -52,6 +52,9 @@ TEST(ProfileFit, CalibratedTableScalesEveryGpu) {
   const Gpu l4 = *Catalog::builtin().find("l4");
   EXPECT_NEAR(t.for_gpu(l4).matmul_max_fraction, 0.5 * EfficiencyTable::builtin().without_fit().for_gpu(l4).matmul_max_fraction, 1e-9);
   EXPECT_NEAR(t.for_gpu(l4).memory_max_fraction, 0.8 * EfficiencyTable::builtin().without_fit().for_gpu(l4).memory_max_fraction, 1e-9);
+  // FP8 GEMMs keep their own share, scaled alike (the MAMF table's H100 figure).
+  const Gpu h100 = *Catalog::builtin().find("h100-sxm");
+  EXPECT_NEAR(t.for_gpu(h100).matmul_max_fraction_fp8, 0.5 * 0.709, 1e-9);
 }
 
 TEST(ProfileFit, SaysWhatIsMissing) {

@@ -44,7 +44,9 @@ Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, 
 
 Efficiency Engine::prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const {
   Efficiency e = gpu_eff;
-  e.matmul_max_fraction = gpu_eff.matmul_max_fraction * prefill_matmul.lookup(gpu.architecture, p, 1.0);
+  const double k = prefill_matmul.lookup(gpu.architecture, p, 1.0);
+  e.matmul_max_fraction = gpu_eff.matmul_max_fraction * k;
+  e.matmul_max_fraction_fp8 = gpu_eff.matmul_max_fraction_fp8 * k;
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   return e;
 }
