@@ -143,6 +143,8 @@ check unknown_loss 2 "--loss: must be standard, chunked or fused, not 'fuse' \(d
 check bad_cp 2 "--cp: 3 does not divide" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --cp 3
 check unknown_attention_kernel 2 "--attention-kernel: unknown attention kernel 'fa4' \(did you mean fa2" -- train --model llama-3.1-8b --gpu h100-sxm --attention-kernel fa4
 check attention_kernel_off_its_architecture 2 "--attention-kernel: attention kernel 'fa3' does not run on A100" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 8 --attention-kernel fa3
+# `gpuplan stacks` lists the kernel ids --attention-kernel takes, with their shares.
+if "$bin" stacks | grep -qE '^  flash-triton .*hopper 0\.163'; then pass=$((pass + 1)); else echo "FAIL stacks_lists_attention_kernels"; fail=$((fail + 1)); fi
 json_has train_names_attention_kernel "d['attention_kernel'] == 'flash-triton'" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --stack torchtitan --attention-kernel flash-triton --json
 check loss_chunk_without_a_chunking_loss 2 "--loss-chunk-tokens: applies to --loss chunked or fused" -- train --model llama-3.1-8b --gpu h100-sxm --stack megatron --loss-chunk-tokens 1024
 check fp8_without_recipe 2 "stack 'deepspeed' has no FP8 recipe" -- train --model llama-3.1-8b --gpu h100-sxm --precision fp8 --stack deepspeed

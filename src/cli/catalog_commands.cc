@@ -140,6 +140,12 @@ int run_stacks(bool json) {
   }
   fmt::print("{}", t.render());
   fmt::print("Default: megatron for pretrain, hf for full/lora/qlora fine-tuning. Sources: `gpuplan stacks --json`.\n");
+  fmt::print("Attention kernels (--attention-kernel ID), share of the 16-bit peak a training step gets from them:\n");
+  for (const AttentionKernel& k : c.kernels()) {
+    std::string shares;
+    for (const auto& [arch, f] : k.fraction) shares += fmt::format("{}{} {:g}", shares.empty() ? "" : ", ", arch, f);
+    fmt::print("  {:<13} {} ({})\n", k.id, k.name, shares);
+  }
   return 0;
 }
 

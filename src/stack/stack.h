@@ -97,6 +97,7 @@ class StackCatalog {
   Result<Stack> with_attention_kernel(Stack stack, const std::string& id, const std::string& architecture,
                                       const std::string& field) const;
   std::vector<std::string> kernel_ids() const;
+  const std::vector<AttentionKernel>& kernels() const { return kernels_; }
   const LowPrecisionRecipe* recipe(const std::string& id) const;
   const std::vector<LowPrecisionRecipe>& recipes() const { return recipes_; }
 
