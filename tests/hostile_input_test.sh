@@ -147,6 +147,8 @@ matrix() {  # matrix NAME FLAGS -- BASE ARGS...
 matrix memory "${workload_int[*]} --capacity-factor --headroom" -- memory --model "$cfg" --gpu h100-sxm --json
 matrix train "${workload_int[*]} --capacity-factor --micro-batch --global-batch --tokens --epochs --dataset-tokens --gpus-per-node --network-gbps" \
   -- train --model "$cfg" --gpu h100-sxm --json
+matrix train_loss_chunk "--loss-chunk-tokens" -- train --model "$cfg" --gpu h100-sxm --loss fused --json
+matrix memory_loss_chunk "--loss-chunk-tokens" -- memory --model "$cfg" --gpu h100-sxm --loss chunked --json
 matrix train_epochs "--epochs --dataset-tokens" -- train --model "$cfg" --gpu h100-sxm --epochs 1 --dataset-tokens 1e9
 matrix infer "${workload_int[*]} --prompt --output --concurrency --gpus-per-node --network-gbps --rps --users --requests --seed \
   --prefix-hit-rate --spec-tokens --ttft-target --tpot-target" -- infer --model "$cfg" --gpu h100-sxm --json
