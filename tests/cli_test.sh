@@ -129,6 +129,7 @@ json_has stacks_json "set(['megatron','torchtitan','torchtitan-compile','hf','de
 check stacks_lists 0 "" -- stacks
 check unknown_stack 2 "--stack: unknown stack 'torchtitn' \(did you mean torchtitan" -- train --model llama-3.1-8b --gpu h100-sxm --stack torchtitn
 check bad_recompute 2 "--recompute: must be none, selective, op, full or every:N" -- train --model llama-3.1-8b --gpu h100-sxm --recompute every:0
+check training_flag_on_inference_memory 2 "--loss: applies to training" -- memory --model gpt2 --task infer --loss chunked
 check stack_on_inference_memory 2 "--stack: names a training stack" -- memory --model gpt2 --task infer --stack hf
 json_has train_names_stack "d['stack'] == 'torchtitan' and d['recompute'] == 'op'" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --stack torchtitan --json
 json_has train_default_stack "d['stack'] == 'megatron'" -- train --model llama-3.1-8b --gpu h100-sxm --json

@@ -57,6 +57,8 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     stack = *s;
   } else if (!f.w.stack.empty()) {
     return fail(make_error("--stack", "names a training stack; inference memory does not depend on one"));
+  } else if (const std::string flag = training_only_flag(f.w); !flag.empty()) {
+    return fail(make_error(flag, "applies to training; inference memory does not depend on it"));
   }
   std::optional<Engine> engine;
   if (w.task == Task::infer) {
