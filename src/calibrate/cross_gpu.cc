@@ -8,7 +8,7 @@ namespace gpuplan {
 Efficiency scaled(const Efficiency& base, const EfficiencyScale& s) {
   Efficiency e = base;
   e.matmul_max_fraction = std::min(1.0, base.matmul_max_fraction * s.compute);
-  if (base.matmul_max_fraction_fp8 > 0) e.matmul_max_fraction_fp8 = std::min(1.0, base.matmul_max_fraction_fp8 * s.compute);
+  e.matmul_max_fraction_fp8 = std::min(1.0, base.matmul_max_fraction_fp8 * s.compute);  // 0 (none) stays 0
   e.attention_fraction = std::min(1.0, base.attention_fraction * s.compute);
   e.memory_max_fraction = std::min(1.0, base.memory_max_fraction * s.memory);
   e.vector_memory_fraction = std::min(1.0, base.vector_memory_fraction * s.memory);

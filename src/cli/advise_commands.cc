@@ -123,9 +123,6 @@ void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
   sub.add_option("--scale-at", s.scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")->capture_default_str();
 }
 
-// `plan --task infer`: one replica of each tensor-parallel size up to --gpus (and the node), the
-// highest rate it serves within the p99 targets under the engine's scheduling, and the replicas
-// the peak and average rates need.
 // The first flag given that only a training plan reads, or "".
 std::string training_only_flag(const PlanFlags& f) {
   if (std::string flag = training_only_flag(f.w); !flag.empty()) return flag;
@@ -134,6 +131,9 @@ std::string training_only_flag(const PlanFlags& f) {
   return "";
 }
 
+// `plan --task infer`: one replica of each tensor-parallel size up to --gpus (and the node), the
+// highest rate it serves within the p99 targets under the engine's scheduling, and the replicas
+// the peak and average rates need.
 int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t>& range) {
   const ServingPlanFlags& s = f.serve;
   if (const std::string flag = training_only_flag(f); !flag.empty())

@@ -67,7 +67,7 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   auto stack = stacks.find(f.stack.empty() ? default_stack_id(w.task) : f.stack);
   if (!stack) return stack.error();
   if (!f.attention_kernel.empty()) {
-    stack = stacks.with_attention_kernel(*stack, f.attention_kernel, "", "--attention-kernel");
+    stack = stacks.with_attention_kernel(*stack, f.attention_kernel, "--attention-kernel");
     if (!stack) return stack.error();
   }
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
@@ -97,9 +97,7 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
 }
 
 Status check_attention_kernel(const Stack& stack, const Gpu& gpu) {
-  if (stack.attention_fraction(gpu.architecture) > 0) return std::nullopt;
-  return make_error("--attention-kernel", "attention kernel '" + stack.attention_kernel(gpu.architecture).id + "' does not run on " +
-                                              gpu.name + " (" + gpu.architecture + ")");
+  return check_attention_runs_on(stack, gpu.architecture, "--attention-kernel", gpu.name + " (" + gpu.architecture + ")");
 }
 
 std::string training_only_flag(const WorkloadFlags& w) {

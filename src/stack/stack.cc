@@ -265,14 +265,17 @@ std::vector<std::string> StackCatalog::kernel_ids() const {
   return out;
 }
 
-Result<Stack> StackCatalog::with_attention_kernel(Stack stack, const std::string& id, const std::string& architecture,
-                                                  const std::string& field) const {
+Result<Stack> StackCatalog::with_attention_kernel(Stack stack, const std::string& id, const std::string& field) const {
   const AttentionKernel* k = kernel(id);
   if (!k) return make_error(field, "unknown attention kernel '" + id + "'" + did_you_mean(id, kernel_ids()) + "; `gpuplan stacks` lists them");
-  if (!architecture.empty() && k->fraction_on(architecture) <= 0)
-    return make_error(field, "attention kernel '" + id + "' does not run on " + architecture + " GPUs");
   stack.attention = {{"default", *k}};
   return stack;
+}
+
+Status check_attention_runs_on(const Stack& stack, const std::string& architecture, const std::string& field,
+                               const std::string& gpu) {
+  if (stack.attention_fraction(architecture) > 0) return std::nullopt;
+  return make_error(field, "attention kernel '" + stack.attention_kernel(architecture).id + "' does not run on " + gpu);
 }
 
 const LowPrecisionRecipe* StackCatalog::recipe(const std::string& id) const {

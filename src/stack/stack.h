@@ -92,10 +92,9 @@ class StackCatalog {
   std::vector<std::string> ids() const;
   const AttentionKernel* kernel(const std::string& id) const;
   // `stack` running attention kernel `id` on every architecture (an older release, or a run that
-  // set its attention implementation): fails, naming `field`, for an unknown kernel or one with no
-  // figure on `architecture` (unchecked when empty: the GPU is not known yet).
-  Result<Stack> with_attention_kernel(Stack stack, const std::string& id, const std::string& architecture,
-                                      const std::string& field) const;
+  // set its attention implementation): fails, naming `field`, for an unknown kernel. Whether it
+  // runs on the GPU is check_attention_runs_on's, once the GPU is known.
+  Result<Stack> with_attention_kernel(Stack stack, const std::string& id, const std::string& field) const;
   std::vector<std::string> kernel_ids() const;
   const std::vector<AttentionKernel>& kernels() const { return kernels_; }
   const LowPrecisionRecipe* recipe(const std::string& id) const;
@@ -107,6 +106,11 @@ class StackCatalog {
   std::vector<AttentionKernel> kernels_;
   std::vector<LowPrecisionRecipe> recipes_;
 };
+
+// Fails, naming `field`, when the stack's attention kernel has no figure on `architecture`
+// (FlashAttention-3 is Hopper only); `gpu` names the card in the message.
+Status check_attention_runs_on(const Stack& stack, const std::string& architecture, const std::string& field,
+                               const std::string& gpu);
 
 // Applies what the stack does by default to a workload: FSDP's resharding under pipeline stages.
 void apply_stack_layout(const Stack& stack, Workload& w);

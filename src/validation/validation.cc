@@ -160,7 +160,10 @@ Result<Stack> row_stack(const TomlFields& f, const Gpu& gpu, const std::string& 
   const StackCatalog& stacks = StackCatalog::builtin();
   auto stack = stacks.find(id->value_or(fallback), f.field("stack"));
   if (!stack || !*kernel) return stack;
-  return stacks.with_attention_kernel(*stack, **kernel, gpu.architecture, f.field("attention_kernel"));
+  stack = stacks.with_attention_kernel(*stack, **kernel, f.field("attention_kernel"));
+  if (!stack) return stack;
+  if (auto s = check_attention_runs_on(*stack, gpu.architecture, f.field("attention_kernel"), gpu.architecture + " GPUs")) return *s;
+  return stack;
 }
 
 // The row's `engine`, else the default one (vLLM).
