@@ -180,13 +180,16 @@ int run_engines(bool json) {
                      {"time_scale_fitted", e.time_scale},
                      {"prefix_caching", e.prefix_caching}, {"gpu_memory_utilization", e.gpu_memory_utilization},
                      {"kv_block_tokens", e.kv_block_tokens}, {"profile_run_peak", e.profile_run_peak},
+                     {"reserve_output_kv", e.reserve_output_kv},
                      {"autoscale_metric", e.autoscale_metric}, {"notes", e.notes},
                      {"source", e.source}, {"source_date", e.source_date}});
     return print_json(arr, "engines");
   }
   TextTable t({"id", "name", "batching", "KV budget", "block", "token budget", "CUDA graphs", "step overhead", "fitted time x"});
   for (const auto& e : c.engines())
-    t.add_row({e.id, e.name, e.continuous_batching ? (e.chunked_prefill ? "continuous, chunked prefill" : "continuous") : "static",
+    t.add_row({e.id, e.name, e.continuous_batching ? std::string(e.chunked_prefill ? "continuous, chunked prefill" : "continuous") +
+                                            (e.reserve_output_kv ? ", reserves output KV" : "")
+                                      : std::string("static"),
                fmt::format("{:.0f}%", e.gpu_memory_utilization * 100), std::to_string(e.kv_block_tokens),
                std::to_string(e.max_batched_tokens), e.cuda_graphs ? "yes" : "no", format_seconds(e.step_overhead_s),
                fmt::format("{:.2f}", e.time_scale)});

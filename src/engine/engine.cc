@@ -47,6 +47,7 @@ Efficiency Engine::prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu,
   const double k = prefill_matmul.lookup(gpu.architecture, p, 1.0);
   e.matmul_max_fraction = gpu_eff.matmul_max_fraction * k;
   e.matmul_max_fraction_fp8 = gpu_eff.matmul_max_fraction_fp8 * k;
+  e.matmul_max_fraction_fp4 = gpu_eff.matmul_max_fraction_fp4 * k;
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   return e;
 }
@@ -103,7 +104,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "max_num_seqs", "prefix_caching", "gpu_memory_utilization", "kv_block_tokens",
                             "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
-                            "format_architectures_source"}))
+                            "format_architectures_source", "reserve_output_kv"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -136,7 +137,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     if (auto s = read_count(f, key, *out, lo, hi)) return *s;
   for (auto [key, out] : {std::pair{"cuda_graphs", &e.cuda_graphs}, std::pair{"continuous_batching", &e.continuous_batching},
                           std::pair{"chunked_prefill", &e.chunked_prefill}, std::pair{"prefix_caching", &e.prefix_caching},
-                          std::pair{"profile_run_peak", &e.profile_run_peak}}) {
+                          std::pair{"profile_run_peak", &e.profile_run_peak}, std::pair{"reserve_output_kv", &e.reserve_output_kv}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     if (*b) *out = **b;

@@ -55,6 +55,11 @@ struct Engine {
   std::vector<std::string> large_gpu_exclude;
   int64_t small_gpu_max_batched_tokens = 0, small_gpu_max_num_seqs = 0;
   bool prefix_caching = false;        // on by default (the hit rate is the workload's)
+  // Admission: false, a request enters when its next chunk fits and running ones are preempted as
+  // the cache fills (vLLM); true, it enters only when the cache can hold its prompt and all its
+  // output tokens, reserved up front, so nothing is ever preempted (TensorRT-LLM's
+  // GUARANTEED_NO_EVICT).
+  bool reserve_output_kv = false;
 
   // KV cache
   double gpu_memory_utilization = 0.9;  // share of the card the engine budgets (weights + KV + peak)

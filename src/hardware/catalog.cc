@@ -36,6 +36,11 @@ double Gpu::peak_matmul_flops(Precision p) const {
   return peak_matmul_flops(compute_precision(p));
 }
 
+Precision Gpu::gemm_precision(Precision p) const {
+  if ((p == Precision::nvfp4 || p == Precision::fp4) && fp4_flops > 0) return p;
+  return compute_precision(p);
+}
+
 double Gpu::pcie_Bps() const {
   // Per-direction x16 bandwidth by generation, after 128b/130b encoding (PCI-SIG specifications).
   switch (pcie_gen) {

@@ -155,6 +155,27 @@ TEST(Efficiency, Fp8GemmsReachTheirOwnShareOfTheFp8Peak) {
   EXPECT_DOUBLE_EQ(a100.matmul_fraction(1e15, Precision::fp8), a100.matmul_fraction(1e15));
 }
 
+// vLLM PR #20646: NVFP4 GEMMs on a B200 reach 3,904 of the 9,000 TFLOPS FP4 peak (43.4%) where
+// BF16 reaches 77.6% (MAMF table).
+TEST(Efficiency, Fp4GemmsReachTheirOwnShareOfTheFp4Peak) {
+  const Gpu b200 = *Catalog::builtin().find("b200");
+  const Efficiency e = EfficiencyTable::builtin().for_gpu(b200);
+  EXPECT_NEAR(e.matmul_fraction(1e15, b200.gemm_precision(Precision::nvfp4)), 0.434, 1e-9);
+  EXPECT_NEAR(e.matmul_fraction(1e15, Precision::bf16), 0.776, 1e-9);
+}
+
+// ModelOpt NVFP4 quantises activations too: on Blackwell the GEMMs run on the FP4 tensor cores;
+// on a Hopper card, and for the other 4-bit weight formats, they are dequantised to 16-bit.
+TEST(Catalog, Nvfp4MultipliesInFp4OnlyWhereTheCardHasFp4TensorCores) {
+  const Gpu b200 = *Catalog::builtin().find("b200");
+  const Gpu h100 = *Catalog::builtin().find("h100-sxm");
+  EXPECT_DOUBLE_EQ(b200.peak_matmul_flops(b200.gemm_precision(Precision::nvfp4)), 9000e12);
+  EXPECT_EQ(h100.gemm_precision(Precision::nvfp4), Precision::bf16);
+  EXPECT_EQ(b200.gemm_precision(Precision::mxfp4), Precision::bf16);
+  EXPECT_EQ(b200.gemm_precision(Precision::int4), Precision::bf16);
+  EXPECT_EQ(b200.gemm_precision(Precision::fp8), Precision::fp8);
+}
+
 TEST(Efficiency, CalibrationOverridesKeyByKey) {
   auto cal = EfficiencyTable::from_toml("[gpu.h100-sxm]\nmatmul_max_fraction = 0.5\n", "cal.toml");
   ASSERT_TRUE(cal.ok());

@@ -21,6 +21,7 @@ struct Key {
 constexpr Key kKeys[] = {
     {"matmul_max_fraction", &Efficiency::matmul_max_fraction, 1, 0.01, 1.0},
     {"matmul_max_fraction_fp8", &Efficiency::matmul_max_fraction_fp8, 1, 0.01, 1.0},
+    {"matmul_max_fraction_fp4", &Efficiency::matmul_max_fraction_fp4, 1, 0.01, 1.0},
     {"memory_max_fraction", &Efficiency::memory_max_fraction, 1, 0.01, 1.0},
     {"vector_memory_fraction", &Efficiency::vector_memory_fraction, 1, 0.01, 1.0},
     {"attention_fraction", &Efficiency::attention_fraction, 1, 0.01, 1.0},
@@ -107,8 +108,9 @@ double Efficiency::matmul_fraction(double flops) const {
 
 double Efficiency::matmul_fraction(double flops, Precision compute) const {
   const double f = matmul_fraction(flops);
-  if (compute != Precision::fp8 || matmul_max_fraction_fp8 <= 0) return f;
-  return f * matmul_max_fraction_fp8 / matmul_max_fraction;
+  if (compute == Precision::fp8 && matmul_max_fraction_fp8 > 0) return f * matmul_max_fraction_fp8 / matmul_max_fraction;
+  if (is_fp4(compute) && matmul_max_fraction_fp4 > 0) return f * matmul_max_fraction_fp4 / matmul_max_fraction;
+  return f;
 }
 
 Result<EfficiencyTable> EfficiencyTable::from_table(toml::table doc, const std::string& origin) {

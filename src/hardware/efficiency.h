@@ -20,6 +20,8 @@ struct Efficiency {
   double matmul_max_fraction = 0.8;
   // Best dense FP8 GEMM, of the FP8 datasheet peak; 0: as matmul_max_fraction (no measurement).
   double matmul_max_fraction_fp8 = 0;
+  // Best dense FP4 GEMM (NVFP4 on Blackwell), of the FP4 datasheet peak; 0: as matmul_max_fraction.
+  double matmul_max_fraction_fp4 = 0;
   double memory_max_fraction = 0.85;
   double vector_memory_fraction = 0.7;
   // Fused attention kernels, of the datasheet matmul peak. For training this comes from the

@@ -37,6 +37,10 @@ struct Gpu {
   // Peak dense throughput for matmuls in precision p, FLOP/s; 0 if unsupported.
   // Weight-only formats compute at their compute precision; tf32 falls back to fp32 where absent.
   double peak_matmul_flops(Precision p) const;
+  // The precision a GEMM with weights in `p` multiplies in here. NVFP4 checkpoints quantise weights
+  // and activations (ModelOpt's W4A4), so their GEMMs run on the FP4 tensor cores where the card
+  // has some (Blackwell); other weight-only formats, and NVFP4 elsewhere, are dequantised to 16-bit.
+  Precision gemm_precision(Precision p) const;
   bool has_nvlink() const { return interconnect_Bps > 0; }
   // Host link bandwidth per direction, bytes/s (PCIe x16).
   double pcie_Bps() const;

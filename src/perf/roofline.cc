@@ -6,7 +6,7 @@ namespace gpuplan {
 
 double op_peak_flops(const Gpu& gpu, OpKind kind, Precision p) {
   if (kind == OpKind::vector) return gpu.fp32_flops > 0 ? gpu.fp32_flops : gpu.peak_matmul_flops(Precision::bf16) / 8;
-  double peak = gpu.peak_matmul_flops(compute_precision(p));
+  double peak = gpu.peak_matmul_flops(gpu.gemm_precision(p));
   // bf16 on Volta/Turing runs as fp16 (frameworks fall back); fp8 without fp8 units as 16-bit.
   if (peak <= 0) peak = gpu.peak_matmul_flops(Precision::fp16);
   if (peak <= 0) peak = gpu.peak_matmul_flops(Precision::bf16);
@@ -18,7 +18,7 @@ OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p)
   const double peak = op_peak_flops(gpu, op.kind, p);
   double frac = 1.0;
   switch (op.kind) {
-    case OpKind::matmul: frac = eff.matmul_fraction(op.flops, compute_precision(p)); break;
+    case OpKind::matmul: frac = eff.matmul_fraction(op.flops, gpu.gemm_precision(p)); break;
     // Fused attention has its own ceiling (efficiency.toml attention_fraction), with the same
     // size dependence as GEMMs.
     case OpKind::attention:

@@ -129,7 +129,8 @@ void Simulation::preempt_last() {
 
 // Makes room for running_[i] to hold `tokens` cached tokens, preempting from the back.
 bool Simulation::ensure_blocks(size_t i, int64_t tokens, bool& self_preempted) {
-  const int64_t need = blocks_for(tokens, s_.kv_block_tokens) - running_[i].blocks;
+  // Under reserve_output_kv the request holds its whole reservation already: nothing to add.
+  const int64_t need = std::max<int64_t>(0, blocks_for(tokens, s_.kv_block_tokens) - running_[i].blocks);
   while (used_blocks_ + need > capacity_blocks_) {
     if (running_.size() - 1 == i) {
       preempt_last();
@@ -189,7 +190,8 @@ Status Simulation::continuous_step() {
         if (!chunks.empty()) break;
         want = r.prefill_left;  // an unchunked prompt longer than the budget runs alone
       }
-      const int64_t need = blocks_for(r.cached + want, s_.kv_block_tokens);
+      const SimRequest& q = load_.requests[r.id];
+      const int64_t need = blocks_for(s_.reserve_output_kv ? q.prompt_tokens + q.output_tokens : r.cached + want, s_.kv_block_tokens);
       if (used_blocks_ + need > capacity_blocks_) break;
       waiting_.pop_front();
       used_blocks_ += need;
@@ -360,6 +362,7 @@ ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cos
   s.max_num_seqs = limits.max_num_seqs;
   s.chunked_prefill = engine.chunked_prefill;
   s.continuous_batching = engine.continuous_batching;
+  s.reserve_output_kv = engine.reserve_output_kv;
   return s;
 }
 

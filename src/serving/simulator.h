@@ -38,6 +38,7 @@ struct ServingSetup {
   int64_t kv_block_tokens = 16;
   int64_t max_batched_tokens = 8192, max_num_seqs = 256;
   bool chunked_prefill = true, continuous_batching = true;
+  bool reserve_output_kv = false;  // admit only with the whole request's KV reserved (Engine::reserve_output_kv)
   double prefix_hit_rate = 0;     // share of each prompt found in the prefix cache
   int64_t spec_tokens = 0;        // speculative tokens proposed per step (0: none)
   double acceptance_rate = 0;     // chance each proposed token is accepted

@@ -87,6 +87,26 @@ TEST(ServingSimulator, AFullKvCachePreemptsAndStillFinishesEveryRequest) {
   EXPECT_EQ(r.completed, 100);
 }
 
+// TensorRT-LLM's default GUARANTEED_NO_EVICT: a request starts only with its prompt and whole
+// output reserved, so the same full cache never preempts, holds at most eight requests at once and
+// still finishes them all.
+TEST(ServingSimulator, ReservingTheWholeOutputNeverPreempts) {
+  const Fixture f;
+  ServingSetup s = f.setup();
+  s.kv_capacity_tokens = 8 * 1280;
+  s.reserve_output_kv = true;
+  const ServingResult r = run(s, open_loop(100, 1000));
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_EQ(r.completed, 100);
+  EXPECT_LE(r.mean_batch, 8.0);
+  EXPECT_GT(r.mean_batch, 6.0);
+}
+
+TEST(ServingSimulator, TensorRtLlmReservesOutputAndVllmDoesNot) {
+  EXPECT_TRUE(EngineCatalog::builtin().find("tensorrt-llm")->reserve_output_kv);
+  EXPECT_FALSE(EngineCatalog::builtin().find("vllm")->reserve_output_kv);
+}
+
 TEST(ServingSimulator, ARequestLargerThanTheKvCacheIsRefused) {
   const Fixture f;
   ServingSetup s = f.setup();

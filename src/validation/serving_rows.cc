@@ -162,10 +162,10 @@ Result<double> memory(const TomlFields& f, const RowSetup& s, const ModelSpec& m
 std::string beats_peak(const RowSetup& s, const ModelSpec& m, const Gpu& gpu, const std::string& metric, double published,
                        bool under_load) {
   if (metric != "ttft_s" && metric != "prefill_tokens_per_s") return "";
-  // The dense tensor rate of the precision the GEMMs run in (weight-only formats compute in 16 bits),
-  // at its fastest: 16-bit GEMMs may accumulate in 16 bits where the card does that faster (GeForce;
-  // llama.cpp's cuBLAS path does).
-  const Precision cp = compute_precision(s.w.precision);
+  // The dense tensor rate of the precision the GEMMs run in (weight-only formats compute in 16 bits,
+  // NVFP4 on Blackwell in FP4), at its fastest: 16-bit GEMMs may accumulate in 16 bits where the
+  // card does that faster (GeForce; llama.cpp's cuBLAS path does).
+  const Precision cp = gpu.gemm_precision(s.w.precision);
   double peak = gpu.peak_matmul_flops(cp);
   if (cp == Precision::fp16 || cp == Precision::bf16) peak = std::max({peak, gpu.fp16_flops, gpu.bf16_flops, gpu.fp16_acc16_flops});
   if (!(peak > 0)) return "";
