@@ -42,6 +42,12 @@ Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, 
   return e;
 }
 
+Gpu Engine::prefill_gpu(const Gpu& gpu) const {
+  Gpu g = gpu;
+  if (gemm_fp16_accumulate && gpu.fp16_acc16_flops > gpu.fp16_flops) g.fp16_flops = g.bf16_flops = gpu.fp16_acc16_flops;
+  return g;
+}
+
 Efficiency Engine::prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const {
   Efficiency e = gpu_eff;
   const double k = prefill_matmul.lookup(gpu.architecture, p, 1.0);
@@ -104,7 +110,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "max_num_seqs", "prefix_caching", "gpu_memory_utilization", "kv_block_tokens",
                             "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
-                            "format_architectures_source", "reserve_output_kv"}))
+                            "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -137,7 +143,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     if (auto s = read_count(f, key, *out, lo, hi)) return *s;
   for (auto [key, out] : {std::pair{"cuda_graphs", &e.cuda_graphs}, std::pair{"continuous_batching", &e.continuous_batching},
                           std::pair{"chunked_prefill", &e.chunked_prefill}, std::pair{"prefix_caching", &e.prefix_caching},
-                          std::pair{"profile_run_peak", &e.profile_run_peak}, std::pair{"reserve_output_kv", &e.reserve_output_kv}}) {
+                          std::pair{"profile_run_peak", &e.profile_run_peak}, std::pair{"reserve_output_kv", &e.reserve_output_kv},
+                          std::pair{"gemm_fp16_accumulate", &e.gemm_fp16_accumulate}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     if (*b) *out = **b;

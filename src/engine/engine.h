@@ -37,6 +37,9 @@ struct Engine {
   // Prefill GEMMs, relative to the GPU's cuBLAS-class GEMM efficiency curve.
   FormatTable prefill_matmul;
   double attention_relative = 1;  // fused attention, relative to the GPU table's figure
+  // Prompt GEMMs multiply 16-bit operands (dequantised weights included) with 16-bit accumulation:
+  // on cards whose FP16-accumulate rate is faster (GeForce) that rate is their peak.
+  bool gemm_fp16_accumulate = false;
 
   double step_overhead_s = 0;     // host cost of one forward step (scheduling, sampling, Python)
   double request_overhead_s = 0;  // fixed cost added to each request's first token
@@ -89,6 +92,8 @@ struct Engine {
   // The efficiencies a step of this engine runs at on `gpu` with weights in `p`.
   Efficiency decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;
   Efficiency prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;
+  // The card as the engine's prompt GEMMs see it (gemm_fp16_accumulate raises its 16-bit peaks).
+  Gpu prefill_gpu(const Gpu& gpu) const;
 };
 
 class EngineCatalog {

@@ -231,7 +231,12 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     e.trainable_parameters = static_cast<int64_t>(peft ? m.lora_parameters(w.lora_rank) : pc.total());
     const double grad_div = w.par.zero >= 2 ? zero_dp : 1;
     const double expert_trainable = peft ? 0 : stage_expert;
-    if (w.optimizer_in_backward) {
+    if (shard_params && w.par.defer_grad_reduce && !peft && !w.optimizer_in_backward) {
+      // Reduce-scatter waits for the last micro-batch: the stage's gradients stay whole, in fp32.
+      add("gradients", "gradients (unsharded until the last micro-batch)", trainable * 4,
+          fmt::format("{} trainable x 4 B (FSDP's fp32 reduce dtype; reduced once per step under pipeline stages)",
+                      format_count(trainable)));
+    } else if (w.optimizer_in_backward) {
       const double layer = trainable / std::max(1.0, stage_layers);
       add("gradients", "gradients of the layer in flight", layer * grad_b,
           fmt::format("{} trainable per layer x {} B (the optimizer steps in backward)", format_count(layer), grad_b));

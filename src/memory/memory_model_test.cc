@@ -179,6 +179,27 @@ TEST(Memory, ZeroStagesShardWhatTheyShould) {
   EXPECT_GT(z[3].fsdp_working_set, 0);
 }
 
+// torchtitan under pipeline stages: torch.distributed.pipelining turns FSDP's gradient sync off
+// until the last micro-batch, and FSDP2 keeps the unsharded gradients in its fp32 reduce dtype; a
+// Megatron-class stack reduce-scatters each micro-batch and keeps its shard.
+TEST(Memory, FsdpUnderPipelineStagesHoldsWholeFp32GradientsUntilTheLastMicroBatch) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.micro_batch = 1;
+  w.seq = 4096;
+  w.grad_accum = 8;
+  w.par.tp = 8, w.par.pp = 8, w.par.dp = 8, w.par.zero = 3;
+  Workload titan = w, megatron = w;
+  apply_stack_layout(*StackCatalog::builtin().find("torchtitan"), titan);
+  apply_stack_layout(*StackCatalog::builtin().find("megatron"), megatron);
+  EXPECT_TRUE(titan.par.defer_grad_reduce);
+  EXPECT_FALSE(megatron.par.defer_grad_reduce);
+  const MemoryEstimate a = estimate_memory(preset("llama-3.1-405b"), titan, eff_for("h100-sxm"));
+  const MemoryEstimate b = estimate_memory(preset("llama-3.1-405b"), megatron, eff_for("h100-sxm"));
+  // 4 B whole against 2 B over 8 shards.
+  EXPECT_NEAR(a.gradients / b.gradients, 4.0 * 8 / 2, 0.5);
+}
+
 TEST(Memory, LoraTrainsOnlyAdapters) {
   Workload w;
   w.task = Task::lora;

@@ -39,11 +39,11 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   e.ep_link = expert_all_to_all(m, w, s, gpu, eff, cluster).link;
   const double layers = static_cast<double>(m.layers);
 
-  auto forward_time = [&](const ForwardShape& shape, const Efficiency& eff, double* weight_s, double* kv_s, double* compute_s,
+  auto forward_time = [&](const ForwardShape& shape, const Gpu& card, const Efficiency& eff, double* weight_s, double* kv_s, double* compute_s,
                           double* comm_s, double* overhead_s) {
     double total = 0;
     for (const Op& op : block_forward_ops(m, shape)) {
-      const OpTime t = time_op(op, gpu, eff, p);
+      const OpTime t = time_op(op, card, eff, p);
       total += t.total_s() * op.calls * layers;
       if (overhead_s) *overhead_s += t.overhead_s * op.calls * layers;
       if (compute_s && !t.memory_bound()) *compute_s += t.compute_s * op.calls * layers;
@@ -52,7 +52,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
         else *weight_s += t.memory_s * op.calls * layers;
       }
     }
-    for (const Op& op : head_forward_ops(m, shape, false)) total += time_op(op, gpu, eff, p).total_s() * op.calls;
+    for (const Op& op : head_forward_ops(m, shape, false)) total += time_op(op, card, eff, p).total_s() * op.calls;
     // Two all-reduces of the hidden state per layer under tensor parallelism.
     double comm = w.par.tp > 1
         ? 2 * layers * collective_time(Collective::all_reduce, shape.tokens * m.hidden * shape.act_bytes, w.par.tp, link) : 0;
@@ -71,7 +71,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   // The engine's fitted time scale multiplies every time it spends (data/fitted.toml).
   const double k = engine.time_scale;
   e.request_overhead_s = engine.request_overhead_s * k;
-  e.ttft_s = (forward_time(pre, pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr) + engine.step_overhead_s +
+  e.ttft_s = (forward_time(pre, engine.prefill_gpu(gpu), pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr) + engine.step_overhead_s +
               engine.request_overhead_s) * k;
   e.prefill_tokens_per_s = pre.tokens / e.ttft_s;
 
@@ -83,7 +83,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   dec.kv_cache_read = true;
   dec.causal_halving = false;
   e.decode_overhead_s = engine.step_overhead_s;
-  e.tpot_s = forward_time(dec, dec_eff, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
+  e.tpot_s = forward_time(dec, gpu, dec_eff, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
                           &e.decode_comm_s, &e.decode_overhead_s) +
              engine.step_overhead_s;
   for (double* t : {&e.tpot_s, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s, &e.decode_comm_s,

@@ -46,6 +46,7 @@ const LowPrecisionRecipe* Stack::recipe(const std::string& id) const {
 
 void apply_stack_layout(const Stack& stack, Workload& w) {
   if (stack.keep_gathered_under_pp && w.par.pp > 1 && w.par.zero >= 3) w.par.reshard_after_forward = false;
+  if (stack.pp_defers_grad_reduce && w.par.pp > 1 && w.par.zero >= 3) w.par.defer_grad_reduce = true;
 }
 
 std::string default_stack_id(Task task) { return task == Task::pretrain ? "megatron" : "hf"; }
@@ -138,7 +139,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -163,6 +164,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
                                 std::tuple{"overlap_tp", &s.overlap_tp, false},
                                 std::tuple{"fp8_param_all_gather", &s.fp8_param_all_gather, false},
                                 std::tuple{"keep_gathered_under_pp", &s.keep_gathered_under_pp, false},
+                                std::tuple{"pp_defers_grad_reduce", &s.pp_defers_grad_reduce, false},
                                 std::tuple{"master_weights", &s.master_weights, true}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();

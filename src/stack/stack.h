@@ -67,6 +67,10 @@ struct Stack {
   // With pipeline stages, FSDP keeps a stage's gathered parameters from forward to backward
   // (no reshard after forward), as the micro-batches in flight would gather them again.
   bool keep_gathered_under_pp = false;
+  // With pipeline stages, FSDP skips the gradient reduce-scatter until the last micro-batch's
+  // backward and accumulates the stage's unsharded gradients in its fp32 reduce dtype meanwhile
+  // (torch.distributed.pipelining with FSDP2).
+  bool pp_defers_grad_reduce = false;
   // Mixed precision with an fp32 master copy of the weights (false: the bf16 weights are trained
   // directly, as torchtune's recipes do).
   bool master_weights = true;

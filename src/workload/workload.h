@@ -60,6 +60,9 @@ struct Parallelism {
   // FSDP frees a layer's gathered parameters after its forward and gathers them again for
   // backward (FSDP2's reshard_after_forward=True); false keeps them from forward to backward.
   bool reshard_after_forward = true;
+  // FSDP accumulates unsharded gradients (in fp32) over the micro-batches and reduce-scatters them
+  // after the last one, as FSDP2 under torch.distributed.pipelining does.
+  bool defer_grad_reduce = false;
   int64_t gpus() const { return tp * pp * dp * cp; }
   // The ranks ZeRO/FSDP shards one parameter over.
   int64_t shard_ranks() const { return (shard_group > 0 ? shard_group : dp) * cp; }
