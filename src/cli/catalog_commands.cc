@@ -181,6 +181,7 @@ int run_engines(bool json) {
                      {"prefix_caching", e.prefix_caching}, {"gpu_memory_utilization", e.gpu_memory_utilization},
                      {"kv_block_tokens", e.kv_block_tokens}, {"profile_run_peak", e.profile_run_peak},
                      {"reserve_output_kv", e.reserve_output_kv}, {"gemm_fp16_accumulate", e.gemm_fp16_accumulate},
+                     {"moe_cuda_graphs", e.moe_cuda_graphs},
                      {"autoscale_metric", e.autoscale_metric}, {"notes", e.notes},
                      {"source", e.source}, {"source_date", e.source_date}});
     return print_json(arr, "engines");

@@ -34,11 +34,11 @@ double FormatTable::lookup(const std::string& architecture, Precision p, double 
   return fallback;
 }
 
-Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const {
+Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe) const {
   Efficiency e = gpu_eff;
   e.memory_max_fraction = gpu_eff.memory_max_fraction * decode_bandwidth.lookup(gpu.architecture, p, 1.0);
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
-  if (cuda_graphs) e.kernel_overhead_s = graph_kernel_overhead_s;
+  if (cuda_graphs && (moe_cuda_graphs || !moe)) e.kernel_overhead_s = graph_kernel_overhead_s;
   return e;
 }
 
@@ -110,7 +110,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "max_num_seqs", "prefix_caching", "gpu_memory_utilization", "kv_block_tokens",
                             "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
-                            "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate"}))
+                            "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -144,7 +144,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
   for (auto [key, out] : {std::pair{"cuda_graphs", &e.cuda_graphs}, std::pair{"continuous_batching", &e.continuous_batching},
                           std::pair{"chunked_prefill", &e.chunked_prefill}, std::pair{"prefix_caching", &e.prefix_caching},
                           std::pair{"profile_run_peak", &e.profile_run_peak}, std::pair{"reserve_output_kv", &e.reserve_output_kv},
-                          std::pair{"gemm_fp16_accumulate", &e.gemm_fp16_accumulate}}) {
+                          std::pair{"gemm_fp16_accumulate", &e.gemm_fp16_accumulate},
+                          std::pair{"moe_cuda_graphs", &e.moe_cuda_graphs}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     if (*b) *out = **b;

@@ -44,6 +44,7 @@ struct Engine {
   double step_overhead_s = 0;     // host cost of one forward step (scheduling, sampling, Python)
   double request_overhead_s = 0;  // fixed cost added to each request's first token
   bool cuda_graphs = false;       // decode replays captured graphs: launches cost graph_kernel_overhead_s
+  bool moe_cuda_graphs = true;    // false: mixture-of-experts models decode without them
   double graph_kernel_overhead_s = 0;
 
   // Scheduling
@@ -90,7 +91,7 @@ struct Engine {
   BatchLimits limits_on(const Gpu& gpu) const;
 
   // The efficiencies a step of this engine runs at on `gpu` with weights in `p`.
-  Efficiency decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;
+  Efficiency decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe = false) const;
   Efficiency prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;
   // The card as the engine's prompt GEMMs see it (gemm_fp16_accumulate raises its 16-bit peaks).
   Gpu prefill_gpu(const Gpu& gpu) const;

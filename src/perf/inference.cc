@@ -17,7 +17,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   // cheaper launches); the expert and link layout below depends only on the GPU's table.
   const Efficiency& eff = gpu_eff;
   const Efficiency pre_eff = engine.prefill_efficiency(gpu_eff, gpu, w.precision);
-  const Efficiency dec_eff = engine.decode_efficiency(gpu_eff, gpu, w.precision);
+  const Efficiency dec_eff = engine.decode_efficiency(gpu_eff, gpu, w.precision, m.experts > 0);
   const double tp = static_cast<double>(w.par.tp);
   const Precision p = w.precision;
   ForwardShape s;
