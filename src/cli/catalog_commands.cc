@@ -182,6 +182,8 @@ int run_engines(bool json) {
                      {"kv_block_tokens", e.kv_block_tokens}, {"profile_run_peak", e.profile_run_peak},
                      {"reserve_output_kv", e.reserve_output_kv}, {"gemm_fp16_accumulate", e.gemm_fp16_accumulate},
                      {"moe_cuda_graphs", e.moe_cuda_graphs},
+                     {"moe_expert_launches_one_token", e.moe_expert_launches_one_token},
+                     {"moe_expert_launches_batch", e.moe_expert_launches_batch},
                      {"autoscale_metric", e.autoscale_metric}, {"notes", e.notes},
                      {"source", e.source}, {"source_date", e.source_date}});
     return print_json(arr, "engines");

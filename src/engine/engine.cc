@@ -110,7 +110,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "max_num_seqs", "prefix_caching", "gpu_memory_utilization", "kv_block_tokens",
                             "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
-                            "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs"}))
+                            "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
+                            "moe_expert_launches_one_token", "moe_expert_launches_batch"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -133,7 +134,9 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                   std::tuple{"request_overhead_s", &e.request_overhead_s, 0.0, 10.0},
                                   std::tuple{"graph_kernel_overhead_s", &e.graph_kernel_overhead_s, 0.0, 1e-3},
                                   std::tuple{"gpu_memory_utilization", &e.gpu_memory_utilization, 0.05, 1.0},
-                                  std::tuple{"large_gpu_min_gib", &e.large_gpu_min_gib, 0.0, 1e4}})
+                                  std::tuple{"large_gpu_min_gib", &e.large_gpu_min_gib, 0.0, 1e4},
+                                  std::tuple{"moe_expert_launches_one_token", &e.moe_expert_launches_one_token, 0.0, 100.0},
+                                  std::tuple{"moe_expert_launches_batch", &e.moe_expert_launches_batch, 0.0, 100.0}})
     if (auto s = read_number(f, key, *out, lo, hi)) return *s;
   for (auto [key, out, lo, hi] : {std::tuple{"max_batched_tokens", &e.max_batched_tokens, int64_t{1}, int64_t{1} << 24},
                                   std::tuple{"max_num_seqs", &e.max_num_seqs, int64_t{1}, int64_t{1} << 20},

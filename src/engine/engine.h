@@ -45,6 +45,9 @@ struct Engine {
   double request_overhead_s = 0;  // fixed cost added to each request's first token
   bool cuda_graphs = false;       // decode replays captured graphs: launches cost graph_kernel_overhead_s
   bool moe_cuda_graphs = true;    // false: mixture-of-experts models decode without them
+  // Kernels per routed expert and expert matmul where the engine loops over experts instead of
+  // running one grouped GEMM (0): for a forward over one token, and over a batch of them.
+  double moe_expert_launches_one_token = 0, moe_expert_launches_batch = 0;
   double graph_kernel_overhead_s = 0;
 
   // Scheduling

@@ -82,6 +82,26 @@ TEST(Engines, EagerTransformersDecodeCarriesItsPerStepHostTime) {
   EXPECT_EQ(hf.engine, "transformers");
 }
 
+// ggml-cuda's MUL_MAT_ID loops over the chosen experts (2 kernels each for one token) and is never
+// captured in a CUDA graph, where vLLM runs a layer's experts as one grouped GEMM under graphs:
+// a DeepSeek-V3 decode step launches thousands more kernels on llama.cpp. A dense model is spared.
+TEST(Engines, LlamaCppLaunchesMoeExpertsOneByOneWithoutCudaGraphs) {
+  const Gpu g = gpu("h100-sxm");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::int4;
+  w.par.pp = 8;
+  auto overhead = [&](const char* model, const char* id) {
+    Engine e = engine(id);
+    e.time_scale = 1;
+    return estimate_inference(*Presets::builtin().find(model), w, {1, 16, 1}, g, eff, default_cluster(g), e).decode_overhead_s;
+  };
+  EXPECT_GT(overhead("deepseek-v3", "llama.cpp"), 10 * overhead("deepseek-v3", "vllm"));
+  w.par.pp = 1;
+  EXPECT_LT(overhead("llama-3.1-8b", "llama.cpp"), 2 * overhead("llama-3.1-8b", "vllm"));
+}
+
 TEST(Engines, VllmBudgetsNinetyPercentOfTheCardForWeightsPeakAndKv) {
   const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
   const Gpu g = gpu("h100-sxm");

@@ -67,6 +67,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   pre.sequences = static_cast<double>(r.concurrency);
   pre.tokens = static_cast<double>(r.prompt_tokens) * static_cast<double>(r.concurrency);
   pre.kv_len = static_cast<double>(r.prompt_tokens);
+  pre.expert_launches = pre.tokens > 1 ? engine.moe_expert_launches_batch : engine.moe_expert_launches_one_token;
   pre.causal_halving = true;
   // The engine's fitted time scale multiplies every time it spends (data/fitted.toml).
   const double k = engine.time_scale;
@@ -82,6 +83,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   dec.kv_len = static_cast<double>(r.prompt_tokens) + static_cast<double>(r.output_tokens) / 2.0;
   dec.kv_cache_read = true;
   dec.causal_halving = false;
+  dec.expert_launches = dec.tokens > 1 ? engine.moe_expert_launches_batch : engine.moe_expert_launches_one_token;
   e.decode_overhead_s = engine.step_overhead_s;
   e.tpot_s = forward_time(dec, gpu, dec_eff, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
                           &e.decode_comm_s, &e.decode_overhead_s) +

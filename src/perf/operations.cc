@@ -144,8 +144,14 @@ void moe_ops(const ModelSpec& m, const ForwardShape& s, double share, std::vecto
   Op gate_up = gemm("expert up/gate projections", per_expert, h, up * ef, xb, ab);
   Op down = gemm("expert down projections", per_expert, ef, h, xb, ab);
   gate_up.calls = down.calls = xw.experts_touched * share;
-  // One grouped GEMM runs all of a layer's experts.
-  gate_up.launches_per_call = down.launches_per_call = 1 / std::max(xw.experts_touched, 1.0);
+  // One grouped GEMM runs all of a layer's experts, or the engine launches kernels expert by
+  // expert (gate and up then being two matmuls).
+  if (s.expert_launches > 0) {
+    gate_up.launches_per_call = s.expert_launches * up;
+    down.launches_per_call = s.expert_launches;
+  } else {
+    gate_up.launches_per_call = down.launches_per_call = 1 / std::max(xw.experts_touched, 1.0);
+  }
   ops.push_back(gate_up);
   ops.push_back(scaled(vec("expert activation", xw.token_copies * ef, ab, 3)));
   ops.push_back(down);

@@ -29,6 +29,9 @@ struct ForwardShape {
   // busiest rank's load relative to a balanced share (imbalance, or the capacity factor).
   double ep = 1, etp = 1, moe_load = 1;
   double expert_weight_bytes = 0;  // per routed-expert weight; 0 = weight_bytes
+  // Kernels launched per touched expert for each expert matmul, where the engine loops over the
+  // experts (0: one grouped GEMM runs all of a layer's experts).
+  double expert_launches = 0;
   // LoRA/QLoRA training: the rank of the adapters on every block linear (0: none).
   double lora_rank = 0;
 };
