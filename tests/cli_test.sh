@@ -188,6 +188,8 @@ json_has infer_users "d['load']['requests'] == 100 and d['latency']['ttft_s']['p
 check rps_negative 2 "--rps: must be a rate" -- infer --model llama-3.1-8b --gpu h100-sxm --rps -1
 check rps_and_users 2 "--users: give --users" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --users 2 --think-time 0
 check users_need_think 2 "--think-time: is required" -- infer --model llama-3.1-8b --gpu h100-sxm --users 2
+check scheduler_steps_zero 2 "--scheduler-steps: must be between 1 and 1024" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --scheduler-steps 0
+json_has scheduler_steps_delay "d['latency']['ttft_s']['p50'] > 0" -- infer --model llama-3.1-8b --gpu a100-80gb-sxm --rps 4 --requests 100 --scheduler-steps 10 --json
 check acceptance_without_spec 2 "--acceptance-rate: needs --spec-tokens" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --acceptance-rate 0.5
 printf 'prompt_tokens,output_tokens,arrival_s\n100,20,0\n200,30,0.5\n' >"$tmp/trace.csv"
 json_has infer_trace "d['load']['requests'] == 2" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/trace.csv" --json

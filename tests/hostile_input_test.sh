@@ -153,7 +153,7 @@ matrix train_epochs "--epochs --dataset-tokens" -- train --model "$cfg" --gpu h1
 matrix infer "${workload_int[*]} --prompt --output --concurrency --gpus-per-node --network-gbps --rps --users --requests --seed \
   --prefix-hit-rate --spec-tokens --ttft-target --tpot-target" -- infer --model "$cfg" --gpu h100-sxm --json
 # Serving under load: values of the load flags where the simulation runs (a rate, users, speculation).
-matrix infer_rps "--rps --requests --seed" -- infer --model "$cfg" --gpu h100-sxm --rps 2 --requests 50 --json
+matrix infer_rps "--rps --requests --seed --scheduler-steps" -- infer --model "$cfg" --gpu h100-sxm --rps 2 --requests 50 --json
 matrix infer_users "--users --think-time" -- infer --model "$cfg" --gpu h100-sxm --users 4 --think-time 1 --requests 50 --json
 matrix infer_spec "--acceptance-rate --spec-tokens" -- infer --model "$cfg" --gpu h100-sxm --spec-tokens 4 --acceptance-rate 0.7 --json
 matrix plan_serving "--rps --average-rps --prompt --output --ttft-target --tpot-target --gpus-per-node --gpus" \

@@ -192,7 +192,7 @@ struct LoadFlags {
   double rps = 0, think_time_s = -1, prefix_hit_rate = 0, acceptance_rate = -1;
   double ttft_target_s = 1.0, tpot_target_s = 0.1;
   std::string trace, lengths = "fixed";
-  int64_t users = 0, requests = 1000, spec_tokens = 0;
+  int64_t users = 0, requests = 1000, spec_tokens = 0, scheduler_steps = 1;
   int64_t seed = 1;  // signed, so that CLI11 refuses -1 and 2^64 instead of wrapping them
   bool given() const { return rps != 0 || !trace.empty() || users != 0 || think_time_s != -1; }
 };
@@ -243,6 +243,9 @@ void add_load_flags(CLI::App& sub, LoadFlags& l) {
   sub.add_option("--prefix-hit-rate", l.prefix_hit_rate, "share of each prompt found in the engine's prefix cache (0-1)");
   sub.add_option("--spec-tokens", l.spec_tokens, "speculative tokens proposed per decode step (0: none)");
   sub.add_option("--acceptance-rate", l.acceptance_rate, "chance each speculative token is accepted (0-1)");
+  sub.add_option("--scheduler-steps", l.scheduler_steps,
+                 "multi-step scheduling: steps the batch runs between admissions (vLLM V0 --num-scheduler-steps)")
+      ->capture_default_str();
   sub.add_option("--ttft-target", l.ttft_target_s, "time-to-first-token target goodput counts against, seconds")->capture_default_str();
   sub.add_option("--tpot-target", l.tpot_target_s, "time-per-output-token target goodput counts against, seconds")->capture_default_str();
 }
@@ -288,6 +291,7 @@ Status check_workload_knobs(const LoadFlags& l) {
   if (l.spec_tokens > 0 && !(l.acceptance_rate >= 0 && l.acceptance_rate <= 1))
     return make_error("--acceptance-rate", "is required with --spec-tokens, between 0 and 1");
   if (l.spec_tokens == 0 && l.acceptance_rate != -1) return make_error("--acceptance-rate", "needs --spec-tokens");
+  if (l.scheduler_steps < 1 || l.scheduler_steps > 1024) return make_error("--scheduler-steps", "must be between 1 and 1024");
   if (!(l.ttft_target_s > 0 && l.ttft_target_s <= 3600)) return make_error("--ttft-target", "must be between 0 and 3600 seconds");
   if (!(l.tpot_target_s > 0 && l.tpot_target_s <= 60)) return make_error("--tpot-target", "must be between 0 and 60 seconds");
   return std::nullopt;
@@ -334,6 +338,7 @@ int run_infer(Context& ctx, InferFlags f) {
     ServingSetup setup = setup_for(*engine, gpu, step_cost(m, w, gpu, eff, *cluster, *engine), im.kv_capacity_tokens);
     setup.prefix_hit_rate = engine->prefix_caching ? f.load.prefix_hit_rate : 0;
     setup.spec_tokens = f.load.spec_tokens;
+    setup.scheduler_steps = f.load.scheduler_steps;
     setup.acceptance_rate = std::max(0.0, f.load.acceptance_rate);
     setup.ttft_target_s = f.load.ttft_target_s;
     setup.tpot_target_s = f.load.tpot_target_s;

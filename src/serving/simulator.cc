@@ -84,6 +84,7 @@ class Simulation {
   int64_t used_blocks_ = 0;
   double now_ = 0, batch_sum_ = 0;
   int64_t steps_ = 0, preemptions_ = 0;
+  int64_t steps_until_admit_ = 0;  // multi-step scheduling: steps left before the next admission
   size_t next_request_ = 0;  // closed loop: the next request a user sends
   std::priority_queue<std::pair<double, size_t>, std::vector<std::pair<double, size_t>>, std::greater<>> arrivals_;
   std::vector<double> arrival_s_;
@@ -182,7 +183,9 @@ Status Simulation::continuous_step() {
       chunks.emplace_back(i, want);
     }
   }
-  if (used_blocks_ < capacity_blocks_ && !preempted) {
+  const bool may_admit = steps_until_admit_ <= 0 || running_.empty();
+  if (may_admit) steps_until_admit_ = s_.scheduler_steps;
+  if (used_blocks_ < capacity_blocks_ && !preempted && may_admit) {
     while (!waiting_.empty() && static_cast<int64_t>(running_.size()) < s_.max_num_seqs && budget > 0) {
       Live r = waiting_.front();
       int64_t want = std::min(r.prefill_left, budget);
@@ -210,6 +213,7 @@ Status Simulation::continuous_step() {
   }
   now_ += s_.cost.step_s(decode_seqs, static_cast<double>(per_seq), context, prefill, pairs);
   ++steps_;
+  --steps_until_admit_;
   batch_sum_ += static_cast<double>(chunks.size());
   std::vector<bool> done(running_.size(), false);
   for (auto [i, tokens] : chunks) {
@@ -370,6 +374,7 @@ Result<ServingResult> simulate_serving(const ServingSetup& s, const Load& load) 
   if (s.kv_block_tokens <= 0 || s.max_batched_tokens <= 0 || s.max_num_seqs <= 0)
     return make_error("engine", "block size, token budget and sequence limit must be positive");
   if (s.spec_tokens + 1 > s.max_batched_tokens) return make_error("--spec-tokens", "exceeds the engine's token budget per step");
+  if (s.scheduler_steps < 1) return make_error("--scheduler-steps", "must be at least 1");
   for (const SimRequest& q : load.requests)
     if (q.prompt_tokens <= 0 || q.output_tokens <= 0) return make_error("request", "prompt and output must be at least 1 token");
   if (load.users < 0 || !(load.think_time_s >= 0) || !(load.ramp_s >= 0)) return make_error("--users", "must not be negative");

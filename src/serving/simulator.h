@@ -39,6 +39,9 @@ struct ServingSetup {
   int64_t max_batched_tokens = 8192, max_num_seqs = 256;
   bool chunked_prefill = true, continuous_batching = true;
   bool reserve_output_kv = false;  // admit only with the whole request's KV reserved (Engine::reserve_output_kv)
+  // Multi-step scheduling (vLLM's --num-scheduler-steps): after a step that admits, the batch runs
+  // this many steps in all before the scheduler admits waiting requests again.
+  int64_t scheduler_steps = 1;
   double prefix_hit_rate = 0;     // share of each prompt found in the prefix cache
   int64_t spec_tokens = 0;        // speculative tokens proposed per step (0: none)
   double acceptance_rate = 0;     // chance each proposed token is accepted

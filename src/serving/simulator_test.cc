@@ -107,6 +107,22 @@ TEST(ServingSimulator, TensorRtLlmReservesOutputAndVllmDoesNot) {
   EXPECT_FALSE(EngineCatalog::builtin().find("vllm")->reserve_output_kv);
 }
 
+// vLLM V0's --num-scheduler-steps 10: a request arriving mid-run waits for the batch's ten steps
+// to end before its prefill, about five decode steps on average.
+TEST(ServingSimulator, MultiStepSchedulingDelaysTheFirstTokenByHalfARun) {
+  const Fixture f;
+  ServingSetup one = f.setup(), ten = f.setup();
+  ten.scheduler_steps = 10;
+  const ServingResult a = run(one, open_loop(400, 8, 224, 189));
+  const ServingResult b = run(ten, open_loop(400, 8, 224, 189));
+  EXPECT_GT(b.ttft_s.p50 - a.ttft_s.p50, 3 * a.tpot_s.p50);
+  EXPECT_LT(b.ttft_s.p50 - a.ttft_s.p50, 8 * a.tpot_s.p50);
+  EXPECT_EQ(b.completed, 400);
+  ServingSetup bad = f.setup();
+  bad.scheduler_steps = 0;
+  EXPECT_FALSE(simulate_serving(bad, open_loop(3, 1)));
+}
+
 TEST(ServingSimulator, ARequestLargerThanTheKvCacheIsRefused) {
   const Fixture f;
   ServingSetup s = f.setup();

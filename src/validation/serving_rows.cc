@@ -113,6 +113,10 @@ Result<double> simulated(const TomlFields& f, const RowSetup& s, const ModelSpec
   // ShareGPT runs (vllm bench serve and its kin) send chat lengths, not the means every time.
   if (f.table()["dataset"].value_or(std::string()).rfind("ShareGPT", 0) == 0)
     draw_chat_lengths(load.requests, s.req.prompt_tokens, s.req.output_tokens, 1);
+  auto steps = optional_int(f, "scheduler_steps", 1);
+  if (!steps) return steps.error();
+  if (*steps < 1 || *steps > 1024) return make_error(f.field("scheduler_steps"), "must be between 1 and 1024");
+  setup.scheduler_steps = *steps;
   auto r = simulate_serving(setup, load);
   if (!r) return make_error(f.field("prompt"), r.error().message);
   if (metric == "ttft_s") return pick(r->ttft_s, s.percentile);
