@@ -55,7 +55,7 @@ $(SAN_BUILD)/Makefile: deps
 	CXX=clang++ cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
 	  -DGPUPLAN_SANITIZE=ON -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF
 
-# The tests under ASan + UBSan (the unit tests in shards: CMakeLists.txt says why). The CLI script
+# The tests under ASan + UBSan (the unit tests in three processes: CMakeLists.txt says why). The CLI script
 # and the report read in Chromium run only in `make test`: they drive the same code that the
 # hostile-input test, cli_conventions and fuzz_cli run here, and under the sanitizers they took
 # eight of CI's thirty minutes.
