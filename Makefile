@@ -20,8 +20,10 @@ deps:
 	@# puppeteer-core drives Debian's Chromium in the browser tests (tests/browser/package-lock.json).
 	@[ -d tests/browser/node_modules/puppeteer-core ] || (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
+# -O2 without debug information: it costs a third of the compile time on CI's two cores; the
+# sanitizer build keeps -g for its reports.
 $(BUILD)/Makefile: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG"
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
