@@ -140,7 +140,7 @@ json_has train_bands "d['step_time_s_band'][0] < d['step_time_s'] < d['step_time
 json_has memory_band "d['per_gpu_bytes_band'][0] < d['memory_per_gpu_bytes'] < d['per_gpu_bytes_band'][1] and d['stack'] == 'hf'" -- memory --model llama-3.1-8b --task lora --json
 if "$bin" train --model llama-3.1-8b --gpu h100-sxm --gpus 8 | grep -qE "step time .*, 80% band .*–"; then pass=$((pass + 1)); else echo "FAIL train_band_text"; fail=$((fail + 1)); fi
 check unknown_fabric 2 "--fabric: unknown fabric 'ib-nd' \(did you mean ib-ndr" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 16 --fabric ib-nd
-check unknown_loss 2 "--loss: must be standard, chunked or fused, not 'fuse' \(did you mean fused" -- memory --model llama-3.1-8b --loss fuse
+check unknown_loss 2 "--loss: must be standard, chunked, fused or compiled, not 'fuse' \(did you mean fused" -- memory --model llama-3.1-8b --loss fuse
 check bad_cp 2 "--cp: 3 does not divide" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --cp 3
 check unknown_attention_kernel 2 "--attention-kernel: unknown attention kernel 'fa4' \(did you mean fa2" -- train --model llama-3.1-8b --gpu h100-sxm --attention-kernel fa4
 check attention_kernel_off_its_architecture 2 "--attention-kernel: attention kernel 'fa3' does not run on A100" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 8 --attention-kernel fa3

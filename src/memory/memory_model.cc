@@ -109,22 +109,29 @@ double op_checkpoint_bytes(const ModelSpec& m, const Workload& w) {
   return per_token * B * tokens + tokens * (m.heads / t) * 4.0;  // + fp32 log-sum-exp
 }
 
-// The logits and cross-entropy tensors per GPU. standard: logits in the compute dtype, their
-// fp32 upcast and the fp32 log-softmax saved for backward (Hugging Face causal LMs upcast before
-// the loss). chunked: the 16-bit logits whole, the fp32 work one chunk at a time (torchtune's
-// CEWithChunkedOutputLoss, 8 chunks). fused: the projection and loss run chunk by chunk and the
-// logits never exist whole; Liger's fused linear cross-entropy sizes a chunk at about
+// The logits and cross-entropy tensors per GPU. standard: eager cross-entropy on the upcast logits
+// (Hugging Face causal LMs and torchtitan upcast before the loss). Forward holds the 16-bit logits,
+// their fp32 upcast and the fp32 log-softmax (B + 8 bytes a value); backward starts with the saved
+// log-softmax, nll_loss's dense fp32 gradient and log_softmax_backward's fp32 output, all alive
+// together (12 bytes). chunked: the 16-bit logits whole, the fp32 work one chunk at a time
+// (torchtune's CEWithChunkedOutputLoss, 8 chunks). fused: the projection and loss run chunk by
+// chunk and the logits never exist whole; Liger's fused linear cross-entropy sizes a chunk at about
 // tokens / ceil(vocab / hidden) rows (liger_kernel/ops/fused_linear_cross_entropy.py), so a
 // chunk's logits are about tokens x hidden values, in 16-bit and fp32. The chunks write the
 // gradient of the hidden states as they go (Liger's grad_input, torchtitan's ChunkedLossWrapper
 // accumulator), held from the loss to the backward: tokens x hidden x B. A run that names its
-// chunk in tokens (--loss-chunk-tokens) holds that many tokens' logits at a time.
+// chunk in tokens (--loss-chunk-tokens) holds that many tokens' logits at a time. compiled: the
+// upcast and cross-entropy compiled as one graph (torchtitan compiles its loss with the model,
+// "so that forward and backward casts can be fused with the loss forward and backward", PR #642):
+// the fp32 values live only inside the fused kernels, leaving the 16-bit logits and their 16-bit
+// gradient (2 x B).
 constexpr double kLossChunks = 8;
 double logits_bytes(const ModelSpec& m, const Workload& w, double tokens, double B) {
   const double t = static_cast<double>(w.par.tp), v = static_cast<double>(m.vocab) / t;
   const double chunk = w.loss_chunk_tokens > 0 ? std::min(tokens, static_cast<double>(w.loss_chunk_tokens)) : 0;
   switch (w.loss) {
-    case Loss::standard: return tokens * v * (B + 8);
+    case Loss::standard: return tokens * v * std::max(B + 8, 12.0);
+    case Loss::compiled: return tokens * v * 2 * B;
     case Loss::chunked: return tokens * v * B + (chunk > 0 ? chunk * v * 8 : tokens * v * 8 / kLossChunks);
     case Loss::fused:
       return (chunk > 0 ? chunk * v : tokens * std::min<double>(v, static_cast<double>(m.hidden))) * (B + 8) +
@@ -135,7 +142,10 @@ double logits_bytes(const ModelSpec& m, const Workload& w, double tokens, double
 std::string loss_formula(const ModelSpec& m, const Workload& w, double B) {
   const int64_t c = w.loss_chunk_tokens;
   switch (w.loss) {
-    case Loss::standard: return fmt::format("s x b x vocab {} x ({} + 4 + 4) B (standard loss)", m.vocab, B);
+    case Loss::standard:
+      return B + 8 > 12 ? fmt::format("s x b x vocab {} x ({} + 4 + 4) B (standard loss)", m.vocab, B)
+                        : fmt::format("s x b x vocab {} x (4 + 4 + 4) B (standard loss: log-softmax and two fp32 gradients)", m.vocab);
+    case Loss::compiled: return fmt::format("s x b x vocab {} x ({} + {}) B (compiled loss: the logits and their gradient)", m.vocab, B, B);
     case Loss::chunked:
       return c > 0 ? fmt::format("s x b x vocab {} x {} B + {} tokens x vocab x 8 B (chunked loss)", m.vocab, B, c)
                    : fmt::format("s x b x vocab {} x ({} + 8/{:.0f}) B (chunked loss)", m.vocab, B, kLossChunks);

@@ -127,6 +127,32 @@ TEST(Memory, AChunkOfTokensBoundsTheFusedLossLogits) {
   EXPECT_NEAR(logits(), a * (1024.0 * m.vocab * (2 + 8) + 32768.0 * m.hidden * 2), 1);
   w.loss = Loss::standard;
   EXPECT_FALSE(w.check_loss_chunk() == std::nullopt);
+  w.loss = Loss::compiled;
+  EXPECT_FALSE(w.check_loss_chunk() == std::nullopt);
+}
+
+// Eager cross-entropy on upcast bf16 logits peaks as its backward starts: the saved fp32
+// log-softmax, nll_loss's fp32 gradient and log_softmax_backward's fp32 output (12 B a value).
+// Compiled with the model (torchtitan-compile's default) the fp32 work stays inside fused kernels:
+// the bf16 logits and their bf16 gradient (4 B), a third of it.
+TEST(Memory, CompilingTheLossKeepsOnlyTheLogitsAndTheirGradient) {
+  Workload w;
+  w.seq = 8192;
+  w.micro_batch = 2;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const auto eff = eff_for("h100-sxm");
+  auto logits = [&] {
+    for (const MemoryTerm& t : estimate_memory(m, w, eff).terms)
+      if (t.name == "logits and loss") return t.bytes;
+    return -1.0;
+  };
+  const double values = 8192.0 * 2 * m.vocab, a = eff.fit.activation_scale;
+  w.loss = Loss::standard;
+  EXPECT_NEAR(logits(), a * values * 12, 1);
+  w.loss = Loss::compiled;
+  EXPECT_NEAR(logits(), a * values * 4, 1);
+  EXPECT_EQ(StackCatalog::builtin().find("torchtitan-compile")->default_loss, "compiled");
+  EXPECT_EQ(StackCatalog::builtin().find("torchtitan")->default_loss, "standard");
 }
 
 TEST(Memory, FlashAttentionRemovesTheQuadraticTerm) {

@@ -178,8 +178,8 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   auto loss = f.optional_string("default_loss");
   if (!loss) return loss.error();
   s.default_loss = loss->value_or("standard");
-  if (s.default_loss != "standard" && s.default_loss != "chunked" && s.default_loss != "fused")
-    return make_error(f.field("default_loss"), "must be standard, chunked or fused");
+  if (!parse_loss(s.default_loss))
+    return make_error(f.field("default_loss"), "must be standard, chunked, fused or compiled");
   auto share = fraction(f, "op_recompute_matmul_share", 0, 0, 1);
   auto step = fraction(f, "step_overhead_s", 0, 0, 60);
   if (!share) return share.error();

@@ -53,7 +53,7 @@ struct Stack {
 
   // What the stack does unless told otherwise
   RecomputeSpec default_recompute;
-  std::string default_loss = "standard";  // standard, chunked or fused cross-entropy
+  std::string default_loss = "standard";  // standard, chunked, fused or compiled cross-entropy
   double op_recompute_matmul_share = 0;   // Recompute::op: share of matmul forwards run again
 
   // Communication it hides behind compute

@@ -29,7 +29,8 @@ constexpr Named<Recompute> kRecompute[] = {{Recompute::none, "none"},
                                            {Recompute::every, "every"},
                                            {Recompute::full, "full"}};
 
-constexpr Named<Loss> kLoss[] = {{Loss::standard, "standard"}, {Loss::chunked, "chunked"}, {Loss::fused, "fused"}};
+constexpr Named<Loss> kLoss[] = {{Loss::standard, "standard"}, {Loss::chunked, "chunked"}, {Loss::fused, "fused"},
+                                 {Loss::compiled, "compiled"}};
 
 template <class E, size_t N>
 std::optional<E> parse(const Named<E> (&table)[N], const std::string& s) {
@@ -103,7 +104,7 @@ Precision Workload::activation_precision() const {
 Status Workload::check_loss_chunk() const {
   if (loss_chunk_tokens < 0 || loss_chunk_tokens > limits::kMaxSeq)
     return make_error("--loss-chunk-tokens", fmt::format("must be between 0 and {}, got {}", limits::kMaxSeq, loss_chunk_tokens));
-  if (loss_chunk_tokens > 0 && loss == Loss::standard) return make_error("--loss-chunk-tokens", "applies to --loss chunked or fused");
+  if (loss_chunk_tokens > 0 && (loss == Loss::standard || loss == Loss::compiled)) return make_error("--loss-chunk-tokens", "applies to --loss chunked or fused");
   return std::nullopt;
 }
 

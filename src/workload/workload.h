@@ -23,7 +23,7 @@ enum class Recompute { none, selective, op, every, full };
 // How the cross-entropy loss is computed: standard (full logits, upcast to fp32, as Hugging Face
 // causal LMs do), chunked (logits upcast chunk by chunk: torchtune's CEWithChunkedOutputLoss) or
 // fused (projection and loss in one chunked kernel, logits never materialised: Liger, Unsloth).
-enum class Loss { standard, chunked, fused };
+enum class Loss { standard, chunked, fused, compiled };
 
 std::optional<Task> parse_task(const std::string& s);
 std::optional<Loss> parse_loss(const std::string& s);
