@@ -109,6 +109,25 @@ double op_checkpoint_bytes(const ModelSpec& m, const Workload& w) {
   return per_token * B * tokens + tokens * (m.heads / t) * 4.0;  // + fp32 log-sum-exp
 }
 
+// The activation gradients alive at once in a layer's backward. The MLP's are the most: the
+// gradient of the down projection's input, then (a gated MLP) the gradients of the gate and up
+// outputs computed from it before it is freed, three tensors of the MLP's width (two without a
+// gate); beside them the residual stream's gradient in and out. Without a fused attention kernel
+// the attention backward holds the gradients of the probabilities and the scores, a s x s each.
+double backward_gradient_bytes(const ModelSpec& m, const Workload& w, double tokens) {
+  const double t = static_cast<double>(w.par.tp);
+  const double rep = w.par.sequence_parallel && w.par.tp > 1 ? 1.0 / t : 1.0;
+  const double B = bytes_per_value(w.activation_precision());
+  const double moe_width = m.is_moe() ? static_cast<double>(m.experts_per_token * m.expert_width() +
+                                                            m.shared_experts * m.shared_width()) : 0.0;
+  const double width = std::max(m.dense_layers() > 0 ? static_cast<double>(m.intermediate) : 0.0, moe_width);
+  const double residual = 2 * m.hidden * rep * B * tokens;
+  const double mlp = (m.traits.glu ? 3.0 : 2.0) * width / t * B * tokens;
+  const double attention =
+      w.flash_attention ? 0 : 2 * (m.heads / t) * static_cast<double>(w.seq) * B * tokens;
+  return residual + std::max(mlp, attention);
+}
+
 // The logits and cross-entropy tensors per GPU. standard: eager cross-entropy on the upcast logits
 // (Hugging Face causal LMs and torchtitan upcast before the loss). Forward holds the 16-bit logits,
 // their fp32 upcast and the fp32 log-softmax (B + 8 bytes a value); backward starts with the saved
@@ -323,12 +342,14 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     add_act("layer activations", per_layer * stage_layers * inflight,
         fmt::format("{} layers x {} per layer ({}){}", stage_layers, format_bytes(per_layer), how,
                     inflight > 1 ? fmt::format(" x {:.2g} micro-batches in flight", inflight) : ""));
-    // Backward holds one layer's gradients beside its saved tensors; full recompute also
-    // rebuilds that layer's activations first.
+    // Backward holds, beside the saved tensors, the activation gradients of the op it is in; full
+    // recompute also rebuilds the layer's activations first.
     const double one_layer = la.stored + la.core;
     const bool rebuilds = w.recomputed_layer_fraction() > 0;
-    add_act("backward working set", one_layer * (rebuilds ? 2 : 1),
-        rebuilds ? "one recomputed layer + its gradients" : "one layer's gradients");
+    const double grads = backward_gradient_bytes(m, w, tokens);
+    add_act("backward working set", grads + (rebuilds ? one_layer : 0),
+        rebuilds ? "one recomputed layer + the MLP backward's activation gradients"
+                 : "the MLP backward's activation gradients");
     add_act("embedding output", tokens * m.hidden * B / (sp ? t : 1), "s x b x h");
     const bool last_stage_here = w.par.pp == 1 || !first_is_max;
     if (last_stage_here && !(m.traits.encoder && w.task != Task::pretrain)) {
