@@ -105,7 +105,7 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   auto st = StackCatalog::builtin().find(stack->value_or(default_stack_id(j.workload.task)), f.field("stack"));
   if (!st) return st.error();
   j.stack = *st;
-  j.workload.fp32_master_weights = st->master_weights;
+  apply_stack_training(*st, j.workload);
   auto opt = f.optional_string("optimizer");
   if (!opt) return opt.error();
   if (*opt) {

@@ -71,7 +71,7 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
     if (!stack) return stack.error();
   }
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
-  w.fp32_master_weights = stack->master_weights;
+  apply_stack_training(*stack, w);
   auto loss = parse_loss(f.loss.empty() ? stack->default_loss : f.loss);
   if (!loss)
     return make_error("--loss", "must be standard, chunked, fused or compiled, not '" + f.loss + "'" +

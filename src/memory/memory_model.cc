@@ -265,6 +265,19 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
       add("gradients", "gradients (unsharded until the last micro-batch)", trainable * 4,
           fmt::format("{} trainable x 4 B (FSDP's fp32 reduce dtype; reduced once per step under pipeline stages)",
                       format_count(trainable)));
+    } else if (const bool no_sync = shard_params && w.accumulation_defers_grad_reduce && w.grad_accum > 1,
+               frozen = shard_params && w.task == Task::lora && w.frozen_weights_get_grads;
+               (no_sync || frozen) && !w.optimizer_in_backward) {
+      // FSDP1 under Lightning Fabric: a wrapped layer's flat parameter mixing frozen and trainable
+      // weights gets gradients for all of them (PyTorch's FSDP docs: "equivalent to not freezing
+      // those parameters"), and no_sync() keeps them unsharded until the syncing micro-batch
+      // ("FSDP will accumulate the full model gradients (instead of gradient shards)").
+      const double params = frozen ? stage_layers * layer_params : trainable;
+      const double b = frozen ? ob : grad_b;
+      add("gradients", no_sync ? "gradients (unsharded until the last micro-batch)" : "gradients (frozen weights too)",
+          (no_sync ? params : params / dp) * b,
+          fmt::format("{} {} x {} B{}", format_count(params), frozen ? "wrapped-layer weights, frozen included," : "trainable", b,
+                      no_sync ? " (FSDP1 no_sync over the accumulation steps)" : fmt::format(" / {} ranks", w.par.shard_ranks())));
     } else if (w.optimizer_in_backward) {
       const double layer = trainable / std::max(1.0, stage_layers);
       add("gradients", "gradients of the layer in flight", layer * grad_b,

@@ -226,6 +226,32 @@ TEST(Memory, FsdpUnderPipelineStagesHoldsWholeFp32GradientsUntilTheLastMicroBatc
   EXPECT_NEAR(a.gradients / b.gradients, 4.0 * 8 / 2, 0.5);
 }
 
+// LitGPT's LoRA under Lightning Fabric's FSDP1 (its resource tables: 7B on 2 A100s 20.66 GiB, 13B
+// on 4 A100s 33.1 GiB allocated, both about the whole bf16 model plus its shard): use_orig_params
+// wraps frozen weights and adapters in one flat parameter, which gets gradients for all of them,
+// and no_sync() keeps them unsharded over the accumulation steps. The syncing step alone would hold
+// a shard; Hugging Face's PEFT under FSDP holds adapter gradients only.
+TEST(Memory, FabricFsdpLoraAccumulatesWholeGradientsOfTheFrozenWeights) {
+  Workload w;
+  w.task = Task::lora;
+  w.lora_rank = 8;
+  w.micro_batch = 1;
+  w.seq = 1304;
+  w.grad_accum = 64;
+  w.recompute = Recompute::full;
+  w.par.dp = 2, w.par.zero = 3;
+  const ModelSpec m = preset("llama-2-7b");
+  Workload fabric = w, hf = w;
+  apply_stack_training(*StackCatalog::builtin().find("litgpt"), fabric);
+  apply_stack_training(*StackCatalog::builtin().find("hf"), hf);
+  const double layers = static_cast<double>(m.parameters().per_layer()) * m.layers;
+  const MemoryEstimate a = estimate_memory(m, fabric, eff_for("a100-40gb-sxm"));
+  EXPECT_NEAR(a.gradients, layers * 2, layers * 0.01);  // every layer weight, bf16, unsharded
+  fabric.grad_accum = 1;
+  EXPECT_NEAR(estimate_memory(m, fabric, eff_for("a100-40gb-sxm")).gradients, layers * 2 / 2, layers * 0.01);
+  EXPECT_LT(estimate_memory(m, hf, eff_for("a100-40gb-sxm")).gradients, 0.01 * layers);
+}
+
 TEST(Memory, LoraTrainsOnlyAdapters) {
   Workload w;
   w.task = Task::lora;

@@ -49,6 +49,12 @@ void apply_stack_layout(const Stack& stack, Workload& w) {
   if (stack.pp_defers_grad_reduce && w.par.pp > 1 && w.par.zero >= 3) w.par.defer_grad_reduce = true;
 }
 
+void apply_stack_training(const Stack& stack, Workload& w) {
+  w.fp32_master_weights = stack.master_weights;
+  w.accumulation_defers_grad_reduce = stack.accumulation_defers_grad_reduce;
+  w.frozen_weights_get_grads = stack.frozen_weights_get_grads;
+}
+
 std::string default_stack_id(Task task) { return task == Task::pretrain ? "megatron" : "hf"; }
 
 namespace {
@@ -139,7 +145,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -165,6 +171,8 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
                                 std::tuple{"fp8_param_all_gather", &s.fp8_param_all_gather, false},
                                 std::tuple{"keep_gathered_under_pp", &s.keep_gathered_under_pp, false},
                                 std::tuple{"pp_defers_grad_reduce", &s.pp_defers_grad_reduce, false},
+                                std::tuple{"accumulation_defers_grad_reduce", &s.accumulation_defers_grad_reduce, false},
+                                std::tuple{"frozen_weights_get_grads", &s.frozen_weights_get_grads, false},
                                 std::tuple{"master_weights", &s.master_weights, true}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();

@@ -71,6 +71,12 @@ struct Stack {
   // backward and accumulates the stage's unsharded gradients in its fp32 reduce dtype meanwhile
   // (torch.distributed.pipelining with FSDP2).
   bool pp_defers_grad_reduce = false;
+  // FSDP1's no_sync() under gradient accumulation: every micro-batch but the last keeps the whole
+  // unsharded gradients instead of shards (Lightning Fabric's no_backward_sync).
+  bool accumulation_defers_grad_reduce = false;
+  // FSDP1 with use_orig_params=True and a wrapped layer mixing frozen and trainable weights (LoRA
+  // under Fabric's defaults): the layer's flat parameter gets gradients for all of its weights.
+  bool frozen_weights_get_grads = false;
   // Mixed precision with an fp32 master copy of the weights (false: the bf16 weights are trained
   // directly, as torchtune's recipes do).
   bool master_weights = true;
@@ -118,6 +124,8 @@ Status check_attention_runs_on(const Stack& stack, const std::string& architectu
 
 // Applies what the stack does by default to a workload: FSDP's resharding under pipeline stages.
 void apply_stack_layout(const Stack& stack, Workload& w);
+// What the stack does to any training run: its master weights and its FSDP gradient handling.
+void apply_stack_training(const Stack& stack, Workload& w);
 
 // The stack a team running this task most likely uses: Megatron-class stacks for pre-training,
 // Hugging Face Trainer (PEFT, bitsandbytes) for fine-tuning, LoRA and QLoRA.

@@ -254,7 +254,7 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
 // A row that leaves recomputation or the loss unsaid runs as its stack does by default.
 Status apply_stack_defaults(const TomlFields& f, const Stack& stack, Workload& w) {
   if (!f.table().contains("recompute")) w.set_recompute(stack.default_recompute);
-  w.fp32_master_weights = stack.master_weights;
+  apply_stack_training(stack, w);
   if (!f.table().contains("loss")) w.loss = *parse_loss(stack.default_loss);
   if (!f.table().contains("reshard_after_forward")) apply_stack_layout(stack, w);
   return std::nullopt;

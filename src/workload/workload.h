@@ -104,6 +104,11 @@ struct Workload {
   // Mixed precision keeps an fp32 copy of 16-bit weights; a stack that trains the bf16 weights
   // directly (torchtune) does not.
   bool fp32_master_weights = true;
+  // FSDP1 as Lightning Fabric runs it (the stack's fields of the same names): accumulation under
+  // no_sync keeps whole unsharded gradients; frozen weights sharing a wrapped layer with trainable
+  // ones get gradients too.
+  bool accumulation_defers_grad_reduce = false;
+  bool frozen_weights_get_grads = false;
   // Mixture of experts: expert buffers sized at capacity_factor x the balanced load when tokens
   // beyond it are dropped (GShard, Switch); 0 = dropless routing (Megatron-Core, vLLM, SGLang).
   double moe_capacity_factor = 0;
