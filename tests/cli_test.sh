@@ -127,6 +127,7 @@ check train_dp_conflict 2 "--dp: dp 8 x tp 2 x pp 1 is 16 GPUs, but --gpus says 
 # Software stacks (issue 9): listed as data, named on every training output, bad ids refused.
 json_has stacks_json "set(['megatron','torchtitan','torchtitan-compile','hf','deepspeed','torchtune','unsloth']) <= set(s['id'] for s in d) and all('name' in s for s in d)" -- stacks --json
 check stacks_lists 0 "" -- stacks
+json_has stacks_json_fsdp_gradients "[s['fsdp'] for s in d if s['id'] == 'litgpt'][0] == {'keep_gathered_under_pp': False, 'pp_defers_grad_reduce': False, 'accumulation_defers_grad_reduce': True, 'frozen_weights_get_grads': True} and not [s for s in d if s['id'] == 'litgpt'][0]['master_weights']" -- stacks --json
 check unknown_stack 2 "--stack: unknown stack 'torchtitn' \(did you mean torchtitan" -- train --model llama-3.1-8b --gpu h100-sxm --stack torchtitn
 check bad_recompute 2 "--recompute: must be none, selective, op, full or every:N" -- train --model llama-3.1-8b --gpu h100-sxm --recompute every:0
 check training_flag_on_inference_memory 2 "--loss: applies to training" -- memory --model gpt2 --task infer --loss chunked

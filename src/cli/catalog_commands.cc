@@ -112,6 +112,11 @@ nlohmann::json stack_json(const Stack& s) {
           {"overlap", {{"dp_grads", s.overlap_dp_grads}, {"param_gather", s.overlap_param_gather}, {"tp", s.overlap_tp}}},
           {"fp8_recipes", recipes},
           {"fp8_param_all_gather", s.fp8_param_all_gather},
+          {"master_weights", s.master_weights},
+          {"fsdp", {{"keep_gathered_under_pp", s.keep_gathered_under_pp},
+                    {"pp_defers_grad_reduce", s.pp_defers_grad_reduce},
+                    {"accumulation_defers_grad_reduce", s.accumulation_defers_grad_reduce},
+                    {"frozen_weights_get_grads", s.frozen_weights_get_grads}}},
           {"step_overhead_s", s.step_overhead_s},
           {"source", s.source},
           {"source_date", s.source_date}};

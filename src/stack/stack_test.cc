@@ -9,7 +9,7 @@ namespace gpuplan {
 
 TEST(Stacks, BuiltInCatalogHasTheNamedStacks) {
   const StackCatalog& c = StackCatalog::builtin();
-  for (const char* id : {"megatron", "torchtitan", "torchtitan-compile", "hf", "deepspeed", "torchtune", "unsloth"})
+  for (const char* id : {"megatron", "torchtitan", "torchtitan-compile", "hf", "deepspeed", "torchtune", "unsloth", "litgpt"})
     EXPECT_TRUE(c.find(id).ok()) << id;
   for (const Stack& s : c.stacks()) {
     EXPECT_FALSE(s.source.empty()) << s.id;
