@@ -54,7 +54,7 @@ void print_model_caveats(const ModelSpec& m) {
 void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--stack", f.stack, "software stack: megatron, torchtitan, torchtitan-compile, hf, deepspeed, torchtune, "
                                      "unsloth (default: megatron for pretrain, hf for fine-tuning; `gpuplan stacks`)");
-  sub.add_option("--loss", f.loss, "cross-entropy: standard, chunked, fused or compiled (default: the stack's)");
+  sub.add_option("--loss", f.loss, "cross-entropy: " + loss_choices() + " (default: the stack's)");
   sub.add_option("--loss-chunk-tokens", f.loss_chunk_tokens,
                  "tokens per loss chunk with --loss chunked or fused (default: 8 chunks; fused: Liger's sizing)");
   sub.add_option("--fp8-recipe", f.fp8_recipe, "with --precision fp8: delayed, tensorwise, rowwise, blockwise or mxfp8 (default: the stack's first)");
@@ -74,8 +74,7 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   apply_stack_training(*stack, w);
   auto loss = parse_loss(f.loss.empty() ? stack->default_loss : f.loss);
   if (!loss)
-    return make_error("--loss", "must be standard, chunked, fused or compiled, not '" + f.loss + "'" +
-                                    did_you_mean(f.loss, {"standard", "chunked", "fused", "compiled"}));
+    return make_error("--loss", "must be " + loss_choices() + ", not '" + f.loss + "'" + did_you_mean(f.loss, loss_names()));
   w.loss = *loss;
   w.loss_chunk_tokens = f.loss_chunk_tokens;
   if (auto s = w.check_loss_chunk()) return *s;

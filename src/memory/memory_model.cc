@@ -109,6 +109,14 @@ double op_checkpoint_bytes(const ModelSpec& m, const Workload& w) {
   return per_token * B * tokens + tokens * (m.heads / t) * 4.0;  // + fp32 log-sum-exp
 }
 
+// The widest MLP a token passes through: a dense layer's, or an MoE layer's top-k experts' plus its
+// shared experts'.
+double widest_mlp(const ModelSpec& m) {
+  const double moe_width = m.is_moe() ? static_cast<double>(m.experts_per_token * m.expert_width() +
+                                                            m.shared_experts * m.shared_width()) : 0.0;
+  return std::max(m.dense_layers() > 0 ? static_cast<double>(m.intermediate) : 0.0, moe_width);
+}
+
 // The activation gradients alive at once in a layer's backward. The MLP's are the most: the
 // gradient of the down projection's input, then (a gated MLP) the gradients of the gate and up
 // outputs computed from it before it is freed, three tensors of the MLP's width (two without a
@@ -118,9 +126,7 @@ double backward_gradient_bytes(const ModelSpec& m, const Workload& w, double tok
   const double t = static_cast<double>(w.par.tp);
   const double rep = w.par.sequence_parallel && w.par.tp > 1 ? 1.0 / t : 1.0;
   const double B = bytes_per_value(w.activation_precision());
-  const double moe_width = m.is_moe() ? static_cast<double>(m.experts_per_token * m.expert_width() +
-                                                            m.shared_experts * m.shared_width()) : 0.0;
-  const double width = std::max(m.dense_layers() > 0 ? static_cast<double>(m.intermediate) : 0.0, moe_width);
+  const double width = widest_mlp(m);
   const double residual = 2 * m.hidden * rep * B * tokens;
   const double mlp = (m.traits.glu ? 3.0 : 2.0) * width / t * B * tokens;
   const double attention =
@@ -372,10 +378,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     // Inference: only one layer's transient tensors live at once, for the tokens of one forward.
     // Serving engines cap the tokens batched into a forward (vLLM's max_num_batched_tokens, 8,192
     // by default with chunked prefill), so many long sequences do not all prefill at once.
-    // An MoE layer's MLP width per token is its top-k experts' plus the shared experts'.
-    const double moe_width = m.is_moe() ? static_cast<double>(m.experts_per_token * m.expert_width() +
-                                                              m.shared_experts * m.shared_width()) : 0.0;
-    const double mlp_width = std::max(m.dense_layers() > 0 ? static_cast<double>(m.intermediate) : 0.0, moe_width);
+    const double mlp_width = widest_mlp(m);
     const double per_token = (4.0 * m.hidden + m.q_dim() + 2.0 * m.kv_dim() +
                               (m.traits.glu ? 3.0 : 2.0) * mlp_width) / t * B;
     const double batched = std::min(tokens, std::max<double>(static_cast<double>(w.seq), 8192));

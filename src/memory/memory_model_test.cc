@@ -27,6 +27,12 @@ double kv_per_token(const char* id, Precision kv = Precision::fp16, int64_t toke
   w.kv_precision = kv;
   return estimate_memory(preset(id), w, eff_for("h100-sxm")).kv_cache / static_cast<double>(tokens);
 }
+// One named term of the estimate, -1 when it has none.
+double term_bytes(const MemoryEstimate& e, const std::string& name) {
+  for (const MemoryTerm& t : e.terms)
+    if (t.name == name) return t.bytes;
+  return -1.0;
+}
 }  // namespace
 
 TEST(KvCache, Llama31_8bIs128KiBPerTokenInFp16) {
@@ -118,11 +124,7 @@ TEST(Memory, AChunkOfTokensBoundsTheFusedLossLogits) {
   w.loss = Loss::fused;
   w.loss_chunk_tokens = 1024;
   const ModelSpec m = preset("llama-3.1-8b");
-  auto logits = [&] {
-    for (const MemoryTerm& t : estimate_memory(m, w, eff_for("h100-sxm")).terms)
-      if (t.name == "logits and loss") return t.bytes;
-    return -1.0;
-  };
+  auto logits = [&] { return term_bytes(estimate_memory(m, w, eff_for("h100-sxm")), "logits and loss"); };
   const double a = eff_for("h100-sxm").fit.activation_scale;
   EXPECT_NEAR(logits(), a * (1024.0 * m.vocab * (2 + 8) + 32768.0 * m.hidden * 2), 1);
   w.loss = Loss::standard;
@@ -141,11 +143,7 @@ TEST(Memory, CompilingTheLossKeepsOnlyTheLogitsAndTheirGradient) {
   w.micro_batch = 2;
   const ModelSpec m = preset("llama-3.1-8b");
   const auto eff = eff_for("h100-sxm");
-  auto logits = [&] {
-    for (const MemoryTerm& t : estimate_memory(m, w, eff).terms)
-      if (t.name == "logits and loss") return t.bytes;
-    return -1.0;
-  };
+  auto logits = [&] { return term_bytes(estimate_memory(m, w, eff), "logits and loss"); };
   const double values = 8192.0 * 2 * m.vocab, a = eff.fit.activation_scale;
   w.loss = Loss::standard;
   EXPECT_NEAR(logits(), a * values * 12, 1);
@@ -345,11 +343,7 @@ TEST(Memory, BackwardHoldsTheMlpGradientsNotAWholeLayersWorth) {
   w.recompute = Recompute::none;
   const ModelSpec m = preset("llama-3.1-8b");
   const auto eff = eff_for("h100-sxm");
-  auto working_set = [&] {
-    for (const MemoryTerm& t : estimate_memory(m, w, eff).terms)
-      if (t.name == "backward working set") return t.bytes;
-    return -1.0;
-  };
+  auto working_set = [&] { return term_bytes(estimate_memory(m, w, eff), "backward working set"); };
   const double tokens = 4096.0 * 2, a = eff.fit.activation_scale;
   EXPECT_NEAR(working_set(), a * tokens * (3 * 14336.0 + 2 * 4096.0) * 2, 1);
   const double grads = working_set();

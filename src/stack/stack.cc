@@ -187,7 +187,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   if (!loss) return loss.error();
   s.default_loss = loss->value_or("standard");
   if (!parse_loss(s.default_loss))
-    return make_error(f.field("default_loss"), "must be standard, chunked, fused or compiled");
+    return make_error(f.field("default_loss"), "must be " + loss_choices());
   auto share = fraction(f, "op_recompute_matmul_share", 0, 0, 1);
   auto step = fraction(f, "step_overhead_s", 0, 0, 60);
   if (!share) return share.error();

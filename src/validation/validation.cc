@@ -83,7 +83,7 @@ Status read_training_keys(const TomlFields& f, Workload& w) {
   if (!loss) return loss.error();
   if (*loss) {
     auto l = parse_loss(**loss);
-    if (!l) return make_error(f.field("loss"), "must be standard, chunked, fused or compiled");
+    if (!l) return make_error(f.field("loss"), "must be " + loss_choices());
     w.loss = *l;
   }
   for (auto [k, out] : {std::pair{"offload_optimizer", &w.offload_optimizer},

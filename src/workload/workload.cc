@@ -50,6 +50,17 @@ std::optional<Task> parse_task(const std::string& s) { return parse(kTasks, s); 
 std::optional<Optimizer> parse_optimizer(const std::string& s) { return parse(kOptimizers, s); }
 std::optional<Loss> parse_loss(const std::string& s) { return parse(kLoss, s); }
 std::string to_string(Loss l) { return name(kLoss, l); }
+std::vector<std::string> loss_names() {
+  std::vector<std::string> out;
+  for (const auto& e : kLoss) out.emplace_back(e.name);
+  return out;
+}
+std::string loss_choices() {
+  const std::vector<std::string> n = loss_names();
+  std::string s;
+  for (size_t i = 0; i < n.size(); ++i) s += (i == 0 ? "" : i + 1 == n.size() ? " or " : ", ") + n[i];
+  return s;
+}
 std::optional<RecomputeSpec> parse_recompute(const std::string& s) {
   if (s.rfind("every:", 0) == 0) {
     const std::string n = s.substr(6);

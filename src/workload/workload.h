@@ -21,13 +21,17 @@ enum class Optimizer { adamw, adamw8bit, sgd, adafactor, lion };
 enum class Recompute { none, selective, op, every, full };
 
 // How the cross-entropy loss is computed: standard (full logits, upcast to fp32, as Hugging Face
-// causal LMs do), chunked (logits upcast chunk by chunk: torchtune's CEWithChunkedOutputLoss) or
-// fused (projection and loss in one chunked kernel, logits never materialised: Liger, Unsloth).
+// causal LMs do), chunked (logits upcast chunk by chunk: torchtune's CEWithChunkedOutputLoss),
+// fused (projection and loss in one chunked kernel, logits never materialised: Liger, Unsloth) or
+// compiled (upcast and loss compiled with the model: torchtitan with compile).
 enum class Loss { standard, chunked, fused, compiled };
 
 std::optional<Task> parse_task(const std::string& s);
 std::optional<Loss> parse_loss(const std::string& s);
 std::string to_string(Loss l);
+// The loss names, in order, and as an error message lists them ("standard, chunked, ... or compiled").
+std::vector<std::string> loss_names();
+std::string loss_choices();
 std::optional<Optimizer> parse_optimizer(const std::string& s);
 struct RecomputeSpec {
   Recompute mode = Recompute::none;
