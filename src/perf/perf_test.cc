@@ -67,6 +67,23 @@ TEST(Roofline, NormsAndActivationsAreMemoryBoundEvenInTraining) {
     }
 }
 
+// A V100's FP32 units run a GEMM 8x slower than its tensor cores: a BERT-large MLP GEMM at 2,048
+// tokens (17 GFLOP) that is small for the tensor cores fills them, reaching the share of the FP32
+// peak that the 8x larger tensor-core GEMM reaches of the FP16 peak.
+TEST(Roofline, Fp32GemmsFillTheGpuSoonerThanTensorCoreGemms) {
+  const Gpu v100 = gpu("v100-32gb");
+  const Efficiency e = eff(v100);
+  auto fraction = [&](double flops, Precision p) {
+    Op op{"gemm", OpKind::matmul, flops, 0};
+    return flops / (time_op(op, v100, e, p).compute_s * op_peak_flops(v100, OpKind::matmul, p));
+  };
+  const double gemm = 2.0 * 2048 * 1024 * 4096;
+  const double ratio = op_peak_flops(v100, OpKind::matmul, Precision::fp16) / op_peak_flops(v100, OpKind::matmul, Precision::fp32);
+  EXPECT_GT(ratio, 7.0);
+  EXPECT_GT(fraction(gemm, Precision::fp32), fraction(gemm, Precision::fp16) + 0.1);
+  EXPECT_NEAR(fraction(gemm, Precision::fp32), fraction(gemm * ratio, Precision::fp16), 1e-9);
+}
+
 TEST(Flops, MegatronFormulaForAGpt3Layer) {
   // Narayanan et al. 2021, Eq. 3 without recompute: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) for fwd+bwd.
   const ModelSpec m = preset("gpt3-175b");
