@@ -15,6 +15,10 @@ namespace {
 // only as far as several rows agree it should.
 constexpr double kRidge = 1.0;
 constexpr double kMinScale = 0.2, kMaxScale = 5.0;
+// Reweighting rounds of the least-absolute-error fit, and the residual below which a row's weight
+// stops growing (a row already within 2% does not take over the fit).
+constexpr int kReweightings = 30;
+constexpr double kResidualFloor = 0.02;
 
 double clamp_scale(double x) { return std::clamp(x, kMinScale, kMaxScale); }
 
@@ -88,26 +92,43 @@ std::set<std::string> stacks_with_rows(const std::vector<ValidationRow>& rows, c
   return out;
 }
 
-// Least squares on the relative step-time error of the rows `keep` accepts, each scale pulled
-// toward `prior` with the ridge weight.
+// Least absolute relative step-time error over the rows `keep` accepts (the error validate scores),
+// each scale pulled toward `prior` with the ridge weight: iteratively reweighted least squares, each
+// row weighted by the inverse of its last residual, so a few rows the model cannot express do not
+// drag the scales the way they would under squares.
 Scales fit_scales(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx,
                   const std::function<bool(const ValidationRow&)>& keep, const Scales& prior) {
-  std::array<std::array<double, kTerms>, kTerms> a{};
-  std::array<double, kTerms> b{};
+  std::vector<std::pair<Scales, double>> xs;  // terms over the published time, and the row's weight
   for (size_t i : idx) {
     const ValidationRow& r = rows[i];
     if (!keep(r)) continue;
-    const double t = r.published_quantity();
     Scales x = terms_of(r.fit.time);
-    for (double& v : x) v /= t;
-    for (size_t j = 0; j < kTerms; ++j) {
-      for (size_t k = 0; k < kTerms; ++k) a[j][k] += x[j] * x[k];
-      b[j] += x[j];
-    }
+    for (double& v : x) v /= r.published_quantity();
+    xs.emplace_back(x, 1.0);
   }
-  for (size_t j = 0; j < kTerms; ++j) a[j][j] += kRidge, b[j] += kRidge * prior[j];
-  Scales theta = solve<kTerms>(a, b);
-  for (double& v : theta) v = clamp_scale(v);
+  Scales theta = prior;
+  for (int iteration = 0; iteration < kReweightings; ++iteration) {
+    std::array<std::array<double, kTerms>, kTerms> a{};
+    std::array<double, kTerms> b{};
+    for (const auto& [x, w] : xs) {
+      for (size_t j = 0; j < kTerms; ++j) {
+        for (size_t k = 0; k < kTerms; ++k) a[j][k] += w * x[j] * x[k];
+        b[j] += w * x[j];
+      }
+    }
+    for (size_t j = 0; j < kTerms; ++j) a[j][j] += kRidge, b[j] += kRidge * prior[j];
+    theta = solve<kTerms>(a, b);
+    for (double& v : theta) v = clamp_scale(v);
+    for (auto& [x, w] : xs) {
+      double fitted = 0;
+      for (size_t j = 0; j < kTerms; ++j) fitted += theta[j] * x[j];
+      w = 1.0 / std::max(std::fabs(fitted - 1.0), kResidualFloor);
+    }
+    // Weights averaging 1, so the ridge weighs as much against the rows as in the first round.
+    double mean = 0;
+    for (const auto& [x, w] : xs) mean += w / static_cast<double>(xs.size());
+    for (auto& [x, w] : xs) w /= mean;
+  }
   return theta;
 }
 
