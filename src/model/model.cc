@@ -34,11 +34,13 @@ std::optional<FamilyTraits> family_traits(const std::string& family) {
   gpt2.qkv_bias = true;
   gpt2.out_bias = true;
   gpt2.learned_positions = true;
+  gpt2.rotary = false;
   gpt2.dropout = true;
   gpt2.tied_default = true;
   // MPT: GELU MLP, LayerNorm without bias, no biases anywhere, ALiBi instead of learned positions.
   FamilyTraits mpt;
   mpt.glu = false;
+  mpt.rotary = false;  // ALiBi: a bias inside the attention kernel, no pass over q and k
   mpt.tied_default = true;
   FamilyTraits bert = gpt2;
   bert.encoder = true;

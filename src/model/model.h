@@ -23,6 +23,7 @@ struct FamilyTraits {
   bool lm_head_bias = false;    // Phi-3.5-MoE
   int qk_norm = 0;              // q/k norms: 0 none, 1 per head (head_dim each), 2 over q and kv widths
   bool learned_positions = false;
+  bool rotary = true;           // rotary position embeddings on q and k (not MPT's ALiBi, not learned)
   bool dropout = false;         // training keeps dropout masks (GPT-2, BERT)
   bool encoder = false;         // bidirectional, no generation, no KV cache
   bool final_norm = true;       // BERT is post-LN and has none

@@ -70,8 +70,9 @@ void attention_ops(const ModelSpec& m, const ForwardShape& s, double kv_len, std
   const double qd = m.q_dim() / t, kvd = std::max(1.0, m.kv_heads / t) * m.head_dim;
   ops.push_back(gemm("QKV projection", T, h, qd + 2 * kvd, wb, ab));
   // Rotary embeddings read and write Q and K (Vidur measures 83 us for 4,096 Llama-2-7B tokens on
-  // an H100, a seventh of the QKV GEMM); models with learned positions add them once, at the input.
-  if (!m.traits.learned_positions && !s.kv_cache_read) ops.push_back(vec("rotary embedding", T * (qd + kvd), ab, 2));
+  // an H100, a seventh of the QKV GEMM); models with learned positions add them once, at the input,
+  // and ALiBi (MPT) biases the scores inside the attention kernel.
+  if (m.traits.rotary && !s.kv_cache_read) ops.push_back(vec("rotary embedding", T * (qd + kvd), ab, 2));
   // Attention core: QK^T and AV, 2 x 2 x tokens x kv_len x head_dim per head.
   const double core_flops = 4 * T * kv_len * qd * causal;
   const double kv_read = s.kv_cache_read ? s.sequences * kv_len * 2 * kvd * s.kv_bytes : 2 * T * kvd * ab;

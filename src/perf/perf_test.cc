@@ -84,6 +84,22 @@ TEST(Roofline, Fp32GemmsFillTheGpuSoonerThanTensorCoreGemms) {
   EXPECT_NEAR(fraction(gemm, Precision::fp32), fraction(gemm * ratio, Precision::fp16), 1e-9);
 }
 
+// Llama rotates q and k every layer; MPT's ALiBi is a bias inside the attention kernel and GPT-2
+// adds learned positions once at the input, so neither pays the rotary pass.
+TEST(Operations, OnlyRotaryModelsPayTheRotaryPass) {
+  ForwardShape s;
+  s.tokens = 4096;
+  s.kv_len = 4096;
+  auto has_rotary = [&](const char* id) {
+    for (const Op& op : block_forward_ops(preset(id), s))
+      if (op.name == "rotary embedding") return true;
+    return false;
+  };
+  EXPECT_TRUE(has_rotary("llama-3.1-8b"));
+  EXPECT_FALSE(has_rotary("mpt-7b"));
+  EXPECT_FALSE(has_rotary("gpt2"));
+}
+
 TEST(Flops, MegatronFormulaForAGpt3Layer) {
   // Narayanan et al. 2021, Eq. 3 without recompute: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) for fwd+bwd.
   const ModelSpec m = preset("gpt3-175b");
