@@ -185,4 +185,41 @@ source = "test"
   EXPECT_NE(rep->unscored[1].reason.find("peak dense rate"), std::string::npos) << rep->unscored[1].reason;
 }
 
+// A training row whose published throughput needs more than the GPU's dense peak under the
+// recomputation it states (torchtune's README: Llama 3.1 8B LoRA at 4,699 tokens/s on one RTX A6000
+// with activation checkpointing, 146% of its 154.8 TFLOP/s) is kept with the reason, unscored; the
+// same row at a possible rate is scored.
+TEST(PerformanceValidation, TrainingRowsBeyondTheDensePeakAreKeptUnscored) {
+  auto table = [](double published) {
+    return fmt::format(R"(
+[[training]]
+what = "8B LoRA on an RTX A6000"
+publication = "test-a"
+stack = "torchtune"
+model = "llama-3.1-8b"
+gpu = "rtx-a6000"
+task = "lora"
+gpus = 1
+micro_batch = 2
+global_batch = 2
+seq = 2048
+precision = "bf16"
+recompute = "full"
+lora_rank = 8
+metric = "tokens_per_s_per_gpu"
+published = {}
+source = "test"
+)", published);
+  };
+  auto impossible = run_validation(table(4699), "test table", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_TRUE(impossible) << impossible.error().to_string();
+  EXPECT_TRUE(impossible->rows.empty());
+  ASSERT_EQ(impossible->unscored.size(), 1u);
+  EXPECT_NE(impossible->unscored[0].reason.find("dense peak"), std::string::npos) << impossible->unscored[0].reason;
+  auto possible = run_validation(table(1500), "test table", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_TRUE(possible) << possible.error().to_string();
+  EXPECT_EQ(possible->rows.size(), 1u);
+  EXPECT_TRUE(possible->unscored.empty());
+}
+
 }  // namespace gpuplan
