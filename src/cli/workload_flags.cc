@@ -60,6 +60,9 @@ void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--fp8-recipe", f.fp8_recipe, "with --precision fp8: delayed, tensorwise, rowwise, blockwise or mxfp8 (default: the stack's first)");
   sub.add_option("--attention-kernel", f.attention_kernel,
                  "the attention kernel the run uses: fa2, fa3, cudnn or flash-triton (default: the stack's for the GPU; `gpuplan stacks`)");
+  sub.add_option("--tp-overlap", f.tp_overlap,
+                 "on or off: tensor-parallel collectives overlapped with the neighbouring GEMMs (Megatron/TE userbuffers, "
+                 "torchtitan async TP) (default: the stack's)");
 }
 
 Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
@@ -69,6 +72,11 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   if (!f.attention_kernel.empty()) {
     stack = stacks.with_attention_kernel(*stack, f.attention_kernel, "--attention-kernel");
     if (!stack) return stack.error();
+  }
+  if (!f.tp_overlap.empty()) {
+    if (f.tp_overlap != "on" && f.tp_overlap != "off")
+      return make_error("--tp-overlap", "must be on or off, not '" + f.tp_overlap + "'");
+    stack->overlap_tp = f.tp_overlap == "on";
   }
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
   apply_stack_training(*stack, w);
@@ -106,6 +114,7 @@ std::string training_only_flag(const WorkloadFlags& w) {
   if (w.loss_chunk_tokens != 0) return "--loss-chunk-tokens";
   if (!w.fp8_recipe.empty()) return "--fp8-recipe";
   if (!w.attention_kernel.empty()) return "--attention-kernel";
+  if (!w.tp_overlap.empty()) return "--tp-overlap";
   if (w.optimizer != "adamw") return "--optimizer";
   if (w.zero != 0) return "--zero";
   if (w.grad_accum != 1) return "--grad-accum";

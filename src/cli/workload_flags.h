@@ -23,6 +23,7 @@ struct WorkloadFlags {
   int64_t loss_chunk_tokens = 0;  // 0: the loss scheme's own chunking
   std::string fp8_recipe; // empty: the stack's first
   std::string attention_kernel;  // empty: the stack's kernel for the GPU's architecture
+  std::string tp_overlap;        // on, off or empty (the stack's)
   int64_t cp = 1, shard_group = 0;
   bool no_reshard_after_forward = false;
   std::string flash = "on", kv_precision;

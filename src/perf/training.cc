@@ -100,6 +100,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   PassCost fwd, bwd, recompute;
   double fwd_flops_stage = 0, recompute_flops_stage = 0;
   double attention_fwd_s = 0, attention_bwd_s = 0;  // what ring attention's sends hide behind
+  double gemm_fwd_s = 0, gemm_bwd_s = 0;            // one layer's GEMMs, what overlapped TP hides behind
   for (const Op& op : block_forward_ops(m, s)) {
     const bool low = recipe && op.kind == OpKind::matmul && op.name != "router" && !op.adapter;
     const Precision op_p = low ? p : p16;
@@ -117,6 +118,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     fwd.add(tf, op.calls * stage_layers);
     bwd.add(tb, op.calls * stage_layers);
     if (op.kind == OpKind::attention) attention_fwd_s += tf.total_s() * op.calls, attention_bwd_s += tb.total_s() * op.calls;
+    if (op.kind == OpKind::matmul) gemm_fwd_s += tf.total_s() * op.calls, gemm_bwd_s += tb.total_s() * op.calls;
     const double share = recomputed_share(w, stack, op);
     if (share > 0) recompute.add(tf, op.calls * stage_layers * share);
     if (op.kind != OpKind::vector) {
@@ -147,7 +149,13 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   }
   // Recomputed layers redo their forward collectives; per-op checkpointing saves them.
   const double recompute_comm = w.recomputed_layer_fraction();
-  const double tp_micro = tp_per_layer_fwd * stage_layers * (2 + recompute_comm);
+  // Overlapped TP (Transformer Engine's userbuffers, torchtitan's async TP) splits each collective
+  // into chunks exchanged while the neighbouring GEMM runs; only what the layer's GEMMs cannot
+  // cover stays on the critical path.
+  const double tp_micro = !stack.overlap_tp
+      ? tp_per_layer_fwd * stage_layers * (2 + recompute_comm)
+      : stage_layers * (std::max(0.0, tp_per_layer_fwd - 0.9 * gemm_fwd_s) * (1 + recompute_comm) +
+                        std::max(0.0, tp_per_layer_fwd - 0.9 * gemm_bwd_s));
   const ExpertAllToAll a2a = expert_all_to_all(m, w, s, gpu, eff, cluster);
   e.ep_link = a2a.link;
   // Dispatch and combine in every MoE layer's forward, again in backward and in a recompute.

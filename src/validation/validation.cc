@@ -157,8 +157,11 @@ Result<Stack> row_stack(const TomlFields& f, const Gpu& gpu, const std::string& 
   if (!id) return id.error();
   auto kernel = f.optional_string("attention_kernel");
   if (!kernel) return kernel.error();
+  auto overlap_tp = f.optional_boolean("overlap_tp");
+  if (!overlap_tp) return overlap_tp.error();
   const StackCatalog& stacks = StackCatalog::builtin();
   auto stack = stacks.find(id->value_or(fallback), f.field("stack"));
+  if (stack && *overlap_tp) stack->overlap_tp = **overlap_tp;
   if (!stack || !*kernel) return stack;
   stack = stacks.with_attention_kernel(*stack, **kernel, f.field("attention_kernel"));
   if (!stack) return stack;
