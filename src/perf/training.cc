@@ -149,13 +149,13 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   }
   // Recomputed layers redo their forward collectives; per-op checkpointing saves them.
   const double recompute_comm = w.recomputed_layer_fraction();
+  const double tp_micro = tp_per_layer_fwd * stage_layers * (2 + recompute_comm);
   // Overlapped TP (Transformer Engine's userbuffers, torchtitan's async TP) splits each collective
-  // into chunks exchanged while the neighbouring GEMM runs; only what the layer's GEMMs cannot
-  // cover stays on the critical path.
-  const double tp_micro = !stack.overlap_tp
-      ? tp_per_layer_fwd * stage_layers * (2 + recompute_comm)
-      : stage_layers * (std::max(0.0, tp_per_layer_fwd - 0.9 * gemm_fwd_s) * (1 + recompute_comm) +
-                        std::max(0.0, tp_per_layer_fwd - 0.9 * gemm_bwd_s));
+  // into chunks exchanged while the neighbouring GEMM runs: at most what 0.9 of the layer's GEMMs
+  // cover can hide; how much of that a stack hides is fitted (tp_overlap_scale).
+  const double tp_hideable_micro = !stack.overlap_tp ? 0
+      : stage_layers * (std::min(tp_per_layer_fwd, 0.9 * gemm_fwd_s) * (1 + recompute_comm) +
+                        std::min(tp_per_layer_fwd, 0.9 * gemm_bwd_s));
   const ExpertAllToAll a2a = expert_all_to_all(m, w, s, gpu, eff, cluster);
   e.ep_link = a2a.link;
   // Dispatch and combine in every MoE layer's forward, again in backward and in a recompute.
@@ -272,14 +272,20 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     if (*link == "PCIe") e.fit_terms.comm_pcie_s += s;
     if (*link == "network") e.fit_terms.comm_network_s += s;
   }
+  e.fit_terms.tp_hidden_s = (k + bubble_share) * tp_hideable_micro;
   const TrainingFit& fit = eff.fit;
-  e.step_time_s = fit.compute_scale * e.fit_terms.compute_s + fit.memory_scale * e.fit_terms.memory_s;
-  for (const auto& [s, link] : comm_terms) e.step_time_s += fit.comm_scale_for(*link) * s;
+  // The TP collectives' exposed time: at the link's scale, less what the overlap hides.
+  const double tp_exposed_micro =
+      std::max(0.0, fit.comm_scale_for(e.tp_link) * tp_micro - fit.tp_overlap_scale * tp_hideable_micro);
+  e.step_time_s = fit.compute_scale * e.fit_terms.compute_s + fit.memory_scale * e.fit_terms.memory_s +
+                  (k + bubble_share) * tp_exposed_micro;
+  for (const auto& [s, link] : comm_terms)
+    if (link != &e.tp_link) e.step_time_s += fit.comm_scale_for(*link) * s;
   StepBreakdown& b = e.breakdown;
   b.compute_s = all.compute_s * k * fit.compute_scale;
   b.memory_s = all.memory_s * k * fit.memory_scale;
   b.overhead_s = all.overhead_s * k * fit.memory_scale;
-  b.tp_comm_s = tp_micro * k * fit.comm_scale_for(e.tp_link);
+  b.tp_comm_s = tp_exposed_micro * k;
   b.pp_comm_s = pp_micro * k * fit.comm_scale_for(e.pp_link);
   b.ep_comm_s = ep_micro * k * fit.comm_scale_for(e.ep_link);
   b.cp_comm_s = cp_micro * k * fit.comm_scale_for(e.cp_link);

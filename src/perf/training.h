@@ -49,7 +49,10 @@ struct FitTerms {
   // The parts of comm_s over PCIe and over the inter-node network (the rest over NVLink): stacks
   // hide communication on each differently, so each has its own fitted scale.
   double comm_pcie_s = 0, comm_network_s = 0;
-  double total() const { return compute_s + memory_s + comm_s; }
+  // Tensor-parallel time inside comm_s that the stack's overlap could hide under the layers' GEMMs;
+  // the step takes it off, at the fitted share the stack reaches.
+  double tp_hidden_s = 0;
+  double total() const { return compute_s + memory_s + comm_s - tp_hidden_s; }
 };
 
 struct TrainingEstimate {

@@ -20,6 +20,7 @@ constexpr Key kKeys[] = {
     {"comm_scale", &TrainingFit::comm_scale, 0.05, 20},
     {"comm_scale_pcie", &TrainingFit::comm_scale_pcie, 0.05, 20},
     {"comm_scale_network", &TrainingFit::comm_scale_network, 0.05, 20},
+    {"tp_overlap_scale", &TrainingFit::tp_overlap_scale, 0, 20},
     {"activation_scale", &TrainingFit::activation_scale, 0.05, 20},
     {"allocator_fraction", &TrainingFit::allocator_fraction, 0, 2},
 };
@@ -43,7 +44,7 @@ Status read_band(const TomlFields& f, const char* key, FitBand& out) {
 
 Result<TrainingFit> read_fit(const toml::table& t, const std::string& where, const TrainingFit& base) {
   TomlFields f(t, where);
-  if (auto s = f.only_keys({"compute_scale", "memory_scale", "comm_scale", "comm_scale_pcie", "comm_scale_network", "activation_scale", "allocator_fraction",
+  if (auto s = f.only_keys({"compute_scale", "memory_scale", "comm_scale", "comm_scale_pcie", "comm_scale_network", "tp_overlap_scale", "activation_scale", "allocator_fraction",
                             "throughput_band", "memory_band", "memory_band_qlora", "memory_band_lora", "memory_band_full"}))
     return *s;
   TrainingFit fit = base;

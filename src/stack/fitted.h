@@ -28,6 +28,9 @@ struct TrainingFit {
   double comm_scale_for(const std::string& link) const {
     return link == "PCIe" ? comm_scale_pcie : link == "network" ? comm_scale_network : comm_scale;
   }
+  // Of the tensor-parallel time a stack's overlap (TE userbuffers, async TP) could hide under the
+  // layer's GEMMs, the share it does hide (1: all of it).
+  double tp_overlap_scale = 1;
   // Training memory: saved activations x activation_scale; the caching allocator's reserve as a
   // fraction of activations and workspaces (unset: efficiency.toml's allocator_fraction).
   double activation_scale = 1;

@@ -48,12 +48,14 @@ std::array<double, N> solve(std::array<std::array<double, N>, N> a, std::array<d
 
 // ---- Training throughput: step = a x compute + b x memory-bound + c x communication ----------
 // (communication by link: NVLink, PCIe, inter-node network, each its own scale)
-constexpr size_t kTerms = 5;
-using Scales = std::array<double, kTerms>;  // compute, memory, NVLink, PCIe, network
-constexpr Scales kUnitScales = {1, 1, 1, 1, 1};
+// (and, with a negative sign, the tensor-parallel time the stack's overlap could hide)
+constexpr size_t kTerms = 6;
+using Scales = std::array<double, kTerms>;  // compute, memory, NVLink, PCIe, network, TP overlap
+constexpr Scales kUnitScales = {1, 1, 1, 1, 1, 1};
+constexpr size_t kTpOverlapTerm = 5;
 
 Scales terms_of(const FitTerms& t) {
-  return {t.compute_s, t.memory_s, t.comm_s - t.comm_pcie_s - t.comm_network_s, t.comm_pcie_s, t.comm_network_s};
+  return {t.compute_s, t.memory_s, t.comm_s - t.comm_pcie_s - t.comm_network_s, t.comm_pcie_s, t.comm_network_s, -t.tp_hidden_s};
 }
 double step_seconds(const Scales& s, const FitTerms& t) {
   const Scales x = terms_of(t);
@@ -62,10 +64,11 @@ double step_seconds(const Scales& s, const FitTerms& t) {
   return sum;
 }
 Scales scales_of(const TrainingFit& f) {
-  return {f.compute_scale, f.memory_scale, f.comm_scale, f.comm_scale_pcie, f.comm_scale_network};
+  return {f.compute_scale, f.memory_scale, f.comm_scale, f.comm_scale_pcie, f.comm_scale_network, f.tp_overlap_scale};
 }
 void set_scales(TrainingFit& f, const Scales& s) {
   f.compute_scale = s[0], f.memory_scale = s[1], f.comm_scale = s[2], f.comm_scale_pcie = s[3], f.comm_scale_network = s[4];
+  f.tp_overlap_scale = s[kTpOverlapTerm];
 }
 
 struct ThroughputModel {
@@ -118,7 +121,9 @@ Scales fit_scales(const std::vector<ValidationRow>& rows, const std::vector<size
     }
     for (size_t j = 0; j < kTerms; ++j) a[j][j] += kRidge, b[j] += kRidge * prior[j];
     theta = solve<kTerms>(a, b);
-    for (double& v : theta) v = clamp_scale(v);
+    // An overlap may hide nothing at all: its share alone may go down to zero.
+    for (size_t j = 0; j < kTerms; ++j)
+      theta[j] = j == kTpOverlapTerm ? std::clamp(theta[j], 0.0, kMaxScale) : clamp_scale(theta[j]);
     for (auto& [x, w] : xs) {
       double fitted = 0;
       for (size_t j = 0; j < kTerms; ++j) fitted += theta[j] * x[j];
@@ -132,7 +137,7 @@ Scales fit_scales(const std::vector<ValidationRow>& rows, const std::vector<size
   return theta;
 }
 
-// First the five scales on every row (ridge toward 1, the sourced model), then each well-covered
+// First the six scales on every row (ridge toward 1, the sourced model), then each well-covered
 // stack's own five on its rows, pulled toward the global ones.
 ThroughputModel fit_throughput(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx) {
   ThroughputModel m;

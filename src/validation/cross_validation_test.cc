@@ -74,6 +74,23 @@ TEST(LeaveOnePublicationOut, FitRecoversTheScalesOfSyntheticRows) {
   EXPECT_EQ(cv.cross_validated.at("train_throughput").publications, 6);
 }
 
+// Rows whose stack overlaps TP: of the TP time its GEMMs could cover, the runs hide only half;
+// the fit finds that share, and rows without overlap leave it alone.
+TEST(LeaveOnePublicationOut, FitFindsTheShareOfTensorParallelTimeAnOverlapHides) {
+  ValidationReport rep;
+  for (int i = 0; i < 600; ++i) {
+    const double c = 1 + i % 7, m = 0.5 + (i % 5) * 0.3, x = 0.2 + (i % 3) * 0.4, hideable = (i % 2) * 0.8 * x;
+    ValidationRow r = throughput_row(fmt::format("p{}", i % 6), "s", c, m, x, c + m + x - 0.5 * hideable);
+    r.fit.time.tp_hidden_s = hideable;
+    rep.rows.push_back(r);
+  }
+  const CrossValidation cv = cross_validate(rep, 0.12);
+  const TrainingFit& f = cv.fitted.for_stack("s");
+  EXPECT_NEAR(f.tp_overlap_scale, 0.5, 0.08);  // the ridge pulls it toward 1 a little
+  EXPECT_NEAR(f.compute_scale, 1.0, 0.03);
+  EXPECT_NEAR(f.comm_scale, 1.0, 0.05);
+}
+
 // The same rows plus one in twenty that runs 4x slower than any scale explains (a run the model
 // cannot express, such as ZeRO-3 at 1,536 GPUs): the least-absolute-error fit follows the many
 // rows, where squares would raise every scale toward the few.
