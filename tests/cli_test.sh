@@ -146,6 +146,7 @@ check bad_cp 2 "--cp: 3 does not divide" -- train --model llama-3.1-8b --gpu h10
 check unknown_attention_kernel 2 "--attention-kernel: unknown attention kernel 'fa4' \(did you mean fa2" -- train --model llama-3.1-8b --gpu h100-sxm --attention-kernel fa4
 check attention_kernel_off_its_architecture 2 "--attention-kernel: attention kernel 'fa3' does not run on A100" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 8 --attention-kernel fa3
 check tp_overlap_bad_value 2 "--tp-overlap: must be on or off, not 'yes'" -- train --model llama-3.1-70b --gpu h100-sxm --gpus 8 --tp 8 --tp-overlap yes
+json_has train_unfused_attention_named "d['attention_kernel'] == 'unfused' and d['tp_overlap'] is False" -- train --model bert-large --gpu v100-32gb --precision fp16 --batch 4 --seq 512 --flash-attention off --stack hf --json
 # torchtitan turns async TP on only when asked: --tp-overlap on hides most of the TP collectives.
 tp_args="train --model llama-3.1-70b --gpu h100-sxm --gpus 8 --tp 8 --stack torchtitan-compile --json"
 "$bin" $tp_args > "$tmp/tp_off.json" 2>/dev/null

@@ -103,6 +103,8 @@ int run_train(Context& ctx, const TrainFlags& f) {
                               {"memory per GPU", mem.nvidia_smi(), kMaxBytes}},
                              "--model"))
     return fail(*s);
+  // Without flash attention the scores are materialised by separate kernels, whatever the stack's.
+  const std::string attention = w.flash_attention ? stack->attention_kernel(gpu.architecture).id : "unfused";
   if (f.json) {
     nlohmann::json j = {
         {"schema_version", 1},
@@ -110,7 +112,8 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"gpu", gpu.id},
         {"gpus", w.par.gpus()},
         {"stack", e.stack},
-        {"attention_kernel", stack->attention_kernel(gpu.architecture).id},
+        {"attention_kernel", attention},
+        {"tp_overlap", stack->overlap_tp},
         {"recompute", to_string(w.recompute_spec())},
         {"tp", w.par.tp}, {"pp", w.par.pp}, {"dp", w.par.dp}, {"ep", w.par.ep}, {"zero", w.par.zero},
         {"parameters", m.total_parameters()},
@@ -152,8 +155,9 @@ int run_train(Context& ctx, const TrainFlags& f) {
                                          m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp,
                                          w.par.ep > 1 ? fmt::format(", ep {}", w.par.ep) : "", w.par.zero, w.micro_batch, w.seq,
                                          plural(e.micro_batches, "micro-batch", "micro-batches"))));
-  fmt::print("{}", fit_width(fmt::format("stack {} ({}), recompute {}, attention {}", stack->id, stack->name,
-                                         to_string(w.recompute_spec()), stack->attention_kernel(gpu.architecture).id)));
+  fmt::print("{}", fit_width(fmt::format("stack {} ({}), recompute {}, attention {}{}", stack->id, stack->name,
+                                         to_string(w.recompute_spec()), attention,
+                                         w.par.tp > 1 ? fmt::format(", TP overlap {}", stack->overlap_tp ? "on" : "off") : "")));
   print_model_caveats(m);
   fmt::print("\n");
   TextTable t({"step", "time", "share"});
