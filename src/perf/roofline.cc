@@ -22,9 +22,10 @@ OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p)
       // The size curve was measured on tensor cores. A GEMM on the FP32 units (no tensor cores, or
       // a framework that keeps FP32 matmuls off them) runs 8-16x slower and fills the GPU as a
       // GEMM that takes as long on its tensor cores does: it is read at that size.
+      const Precision unit = gpu.gemm_precision(p);
       const double peak16 = op_peak_flops(gpu, OpKind::matmul, Precision::bf16);
-      const bool simt = gpu.gemm_precision(p) == Precision::fp32 && peak > 0 && peak16 > peak;
-      frac = eff.matmul_fraction(simt ? op.flops * peak16 / peak : op.flops, gpu.gemm_precision(p));
+      const bool simt = unit == Precision::fp32 && peak > 0 && peak16 > peak;
+      frac = eff.matmul_fraction(simt ? op.flops * peak16 / peak : op.flops, unit);
       break;
     }
     // Fused attention has its own ceiling (efficiency.toml attention_fraction), with the same

@@ -138,7 +138,7 @@ Scales fit_scales(const std::vector<ValidationRow>& rows, const std::vector<size
 }
 
 // First the six scales on every row (ridge toward 1, the sourced model), then each well-covered
-// stack's own five on its rows, pulled toward the global ones.
+// stack's own six on its rows, pulled toward the global ones.
 ThroughputModel fit_throughput(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx) {
   ThroughputModel m;
   m.global = fit_scales(rows, idx, [](const ValidationRow&) { return true; }, kUnitScales);

@@ -397,20 +397,19 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     else if (row.metric == "mfu") row.predicted = e.mfu;
     else if (row.metric == "gpu_hours" && e.gpu_hours) row.predicted = *e.gpu_hours;
     else return make_error(f.field("metric"), "unknown training metric '" + row.metric + "' (gpu_hours needs tokens)");
-    // A published figure that needs more than the GPU's dense peak, counting the recomputation the
-    // row states, cannot come from the configuration the row describes: kept, not scored.
-    const double implied_hfu = e.hfu * (row.metric == "step_time_s" || row.metric == "gpu_hours"
-                                            ? row.predicted / row.published : row.published / row.predicted);
-    if (row.metric != "mfu" && implied_hfu > 1)
-      row.refused = fmt::format("the published figure implies {:.0f}% of the {}'s dense peak counting the stated "
-                                "recomputation: the run cannot have been as described",
-                                100 * implied_hfu, gpu->id);
     row.stack = stack->id;
     if (table == "training") row.kind = "train_throughput";
     row.fit.time = e.fit_terms;
     row.fit.raw_quantity = e.step_time_s;
     row.fit.raw_metric = row.predicted;
     row.fit.inverse = row.metric != "step_time_s" && row.metric != "gpu_hours";
+    // A published figure that needs more than the GPU's dense peak, counting the recomputation the
+    // row states, cannot come from the configuration the row describes: kept, not scored.
+    const double implied_hfu = e.hfu * (row.fit.inverse ? row.published / row.predicted : row.predicted / row.published);
+    if (row.metric != "mfu" && implied_hfu > 1)
+      row.refused = fmt::format("the published figure implies {:.0f}% of the {}'s dense peak counting the stated "
+                                "recomputation: the run cannot have been as described",
+                                100 * implied_hfu, gpu->id);
     return row;
   }
   auto w = row_workload(f, *m, Task::infer);
