@@ -253,10 +253,11 @@ std::vector<double> score_kind(ValidationReport& rep, CrossValidation& cv, const
 
 // ---- Serving: one time scale per engine -----------------------------------------------------
 // log(published / predicted) of a row's time (of its rate, negated) is the log of the scale that
-// would have matched it. The global scale is their mean over all rows, pulled toward 1 (the
-// sourced figures) with the weight of one row; an engine with rows enough gets its own, pulled
-// toward the global one. Each row's log ratio is capped at a factor of 3 either way, so that a
-// few runs of a broken setup cannot move every engine.
+// would have matched it. Fitted by least absolute log error, as the training fit minimises absolute
+// error: the global scale is the median of the rows' log ratios, pulled toward 1 (the sourced
+// figures) with the weight of one row; an engine with rows enough gets its own, pulled toward the
+// global one. Each row's log ratio is capped at a factor of 3 either way, so that a few runs of a
+// broken setup cannot move every engine.
 struct ServingScales {
   double global = 1;
   std::map<std::string, double> engines;
@@ -271,24 +272,37 @@ double serving_log_ratio(const ValidationRow& r, double unscaled) {
   return std::clamp(x, -std::log(3.0), std::log(3.0));
 }
 
+// The log scale that minimises the absolute log error of `ratios` plus kRidge times its distance
+// from `prior`: their weighted median with the prior as one more point.
+double median_log_scale(std::vector<double> ratios, double prior) {
+  std::vector<std::pair<double, double>> xw;
+  for (double x : ratios) xw.emplace_back(x, 1.0);
+  xw.emplace_back(prior, kRidge);
+  std::sort(xw.begin(), xw.end());
+  double total = 0;
+  for (const auto& p : xw) total += p.second;
+  double run = 0;
+  for (const auto& [x, w] : xw)
+    if ((run += w) >= total / 2) return x;
+  return prior;
+}
+
 ServingScales fit_serving(const ValidationReport& rep, const std::vector<size_t>& idx, const std::vector<double>& unscaled) {
-  double sum = 0;
-  std::map<std::string, std::pair<double, int>> by_engine;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_engine;
   std::map<std::string, std::set<std::string>> pubs;
   for (size_t j : idx) {
     const ValidationRow& r = rep.rows[j];
     const double x = serving_log_ratio(r, unscaled[j]);
-    sum += x;
-    by_engine[r.engine].first += x;
-    ++by_engine[r.engine].second;
+    all.push_back(x);
+    by_engine[r.engine].push_back(x);
     pubs[r.engine].insert(r.publication);
   }
   ServingScales s;
-  const double g = sum / (static_cast<double>(idx.size()) + kRidge);
+  const double g = median_log_scale(all, 0);
   s.global = clamp_scale(std::exp(g));
   for (const auto& [e, v] : by_engine)
-    if (v.second >= kMinStackRows && pubs[e].size() >= 2)
-      s.engines[e] = clamp_scale(std::exp((v.first + kRidge * g) / (v.second + kRidge)));
+    if (static_cast<int>(v.size()) >= kMinStackRows && pubs[e].size() >= 2) s.engines[e] = clamp_scale(std::exp(median_log_scale(v, g)));
   return s;
 }
 
