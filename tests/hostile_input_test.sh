@@ -171,7 +171,7 @@ matrix infer_users "--users --think-time" -- infer --model "$cfg" --gpu h100-sxm
 matrix infer_spec "--acceptance-rate --spec-tokens" -- infer --model "$cfg" --gpu h100-sxm --spec-tokens 4 --acceptance-rate 0.7 --json
 matrix plan_serving "--rps --average-rps --prompt --output --ttft-target --tpot-target --gpus-per-node --gpus" \
   -- plan --task infer --model "$cfg" --gpu h100-sxm --rps 2 --json
-matrix emit_k8s "--rps --average-rps --scale-at --prompt --output" -- infer --model "$cfg" --gpu h100-sxm --rps 2 --emit k8s
+matrix emit_k8s "--rps --average-rps --scale-at --prompt --output" -- infer --model "$cfg" --gpu h100-sxm --rps 2 --requests 50 --emit k8s
 matrix plan_emit_k8s "--scale-at" -- plan --task infer --model "$cfg" --gpu h100-sxm --rps 2 --emit k8s
 matrix roofline "${workload_int[*]}" -- roofline --model "$cfg" --gpu h100-sxm --json
 matrix plan "--batch --seq --grad-accum --zero --tp --pp --virtual-stages --lora-rank --ep --global-batch --tokens --gpus-per-node --network-gbps --headroom --gpus" \

@@ -381,6 +381,7 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"output_tokens_per_s", e.output_tokens_per_s},
                         {"total_output_tokens_per_s", e.total_output_tokens_per_s},
                         {"prefill_tokens_per_s", e.prefill_tokens_per_s},
+                        {"prompt_dequantize_s", e.prompt_dequantize_s},
                         {"max_concurrency", im.max_concurrency ? nlohmann::json(*im.max_concurrency) : nlohmann::json(nullptr)},
                         {"fits_memory", fits},
                         {"memory_per_gpu_bytes", static_cast<int64_t>(mem.nvidia_smi())},
@@ -414,7 +415,10 @@ int run_infer(Context& ctx, InferFlags f) {
     fmt::print("{}'s times are x{:.2f}, its scale fitted on published serving runs (data/fitted.toml)\n", engine->id,
                engine->time_scale);
   fmt::print("\n");
-  fmt::print("time to first token   {}  (prefill {:.0f} tokens/s, compute-bound)\n", format_seconds(e.ttft_s), e.prefill_tokens_per_s);
+  fmt::print("time to first token   {}  (prefill {:.0f} tokens/s, compute-bound{})\n", format_seconds(e.ttft_s), e.prefill_tokens_per_s,
+             e.prompt_dequantize_s > 0 ? fmt::format("; {} of it expanding the quantised weights to FP16 for cuBLAS",
+                                                     format_seconds(e.prompt_dequantize_s))
+                                       : "");
   fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, overhead {:.0f}%, TP/EP comm {:.0f}%)\n",
              format_seconds(e.tpot_s), 100 * e.decode_weight_read_s / e.tpot_s, 100 * e.decode_kv_read_s / e.tpot_s,
              100 * e.decode_overhead_s / e.tpot_s, 100 * e.decode_comm_s / e.tpot_s);

@@ -111,7 +111,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
-                            "moe_expert_launches_one_token", "moe_expert_launches_batch"}))
+                            "moe_expert_launches_one_token", "moe_expert_launches_batch", "prompt_dequantize",
+                            "prompt_dequantize_architectures", "ubatch_tokens"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -142,13 +143,14 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                   std::tuple{"max_num_seqs", &e.max_num_seqs, int64_t{1}, int64_t{1} << 20},
                                   std::tuple{"kv_block_tokens", &e.kv_block_tokens, int64_t{1}, int64_t{4096}},
                                   std::tuple{"small_gpu_max_batched_tokens", &e.small_gpu_max_batched_tokens, int64_t{1}, int64_t{1} << 24},
-                                  std::tuple{"small_gpu_max_num_seqs", &e.small_gpu_max_num_seqs, int64_t{1}, int64_t{1} << 20}})
+                                  std::tuple{"small_gpu_max_num_seqs", &e.small_gpu_max_num_seqs, int64_t{1}, int64_t{1} << 20},
+                                  std::tuple{"ubatch_tokens", &e.ubatch_tokens, int64_t{1}, int64_t{1} << 24}})
     if (auto s = read_count(f, key, *out, lo, hi)) return *s;
   for (auto [key, out] : {std::pair{"cuda_graphs", &e.cuda_graphs}, std::pair{"continuous_batching", &e.continuous_batching},
                           std::pair{"chunked_prefill", &e.chunked_prefill}, std::pair{"prefix_caching", &e.prefix_caching},
                           std::pair{"profile_run_peak", &e.profile_run_peak}, std::pair{"reserve_output_kv", &e.reserve_output_kv},
                           std::pair{"gemm_fp16_accumulate", &e.gemm_fp16_accumulate},
-                          std::pair{"moe_cuda_graphs", &e.moe_cuda_graphs}}) {
+                          std::pair{"moe_cuda_graphs", &e.moe_cuda_graphs}, std::pair{"prompt_dequantize", &e.prompt_dequantize}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     if (*b) *out = **b;
@@ -173,19 +175,27 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     if (!src) return make_error(f.field("format_architectures_source"), "is required with format_architectures");
     e.format_architectures_source = *src;
   }
-  if (const toml::node* x = t.get("large_gpu_exclude")) {
+  for (auto [key, out] : {std::pair{"large_gpu_exclude", &e.large_gpu_exclude},
+                          std::pair{"prompt_dequantize_architectures", &e.prompt_dequantize_architectures}}) {
+    const toml::node* x = t.get(key);
+    if (!x) continue;
     const toml::array* a = x->as_array();
-    if (!a) return make_error(f.field("large_gpu_exclude"), "must be a list of GPU id fragments");
+    if (!a) return make_error(f.field(key), "must be a list of strings");
     for (const auto& v : *a) {
       auto s = v.value<std::string>();
-      if (!s || s->empty()) return make_error(f.field("large_gpu_exclude"), "must be a list of non-empty strings");
-      e.large_gpu_exclude.push_back(*s);
+      if (!s || s->empty()) return make_error(f.field(key), "must be a list of non-empty strings");
+      out->push_back(*s);
     }
   }
   return e;
 }
 
 }  // namespace
+
+bool Engine::dequantizes_prompt(const Gpu& gpu) const {
+  return prompt_dequantize || std::find(prompt_dequantize_architectures.begin(), prompt_dequantize_architectures.end(),
+                                        gpu.architecture) != prompt_dequantize_architectures.end();
+}
 
 std::string Engine::unsupported(const Gpu& gpu, Precision p) const {
   for (const auto& [format, archs] : format_architectures) {

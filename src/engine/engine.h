@@ -40,6 +40,13 @@ struct Engine {
   // Prompt GEMMs multiply 16-bit operands (dequantised weights included) with 16-bit accumulation:
   // on cards whose FP16-accumulate rate is faster (GeForce) that rate is their peak.
   bool gemm_fp16_accumulate = false;
+  // Prompt GEMMs on quantised weights first dequantise them to FP16 in a buffer for cuBLAS (one
+  // read of the stored weights, one FP16 write, per physical batch of ubatch_tokens): always, or
+  // on the listed architectures (llama.cpp's before its MMQ kernels became the default).
+  bool prompt_dequantize = false;
+  std::vector<std::string> prompt_dequantize_architectures;
+  int64_t ubatch_tokens = 0;  // physical batch a prompt is split into (0: the whole prompt at once)
+  bool dequantizes_prompt(const Gpu& gpu) const;
 
   double step_overhead_s = 0;     // host cost of one forward step (scheduling, sampling, Python)
   double request_overhead_s = 0;  // fixed cost added to each request's first token

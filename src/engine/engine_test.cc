@@ -66,6 +66,36 @@ TEST(Engines, LlamaCppPaysForDequantisingFourBitWeights) {
   EXPECT_LT(cpp_ratio, vllm_ratio * 0.8);
 }
 
+// llama.cpp's prompt GEMMs on quantised weights run its MMQ kernels where the GPU has int8 MMA;
+// on a V100, or in a build from before MMQ became the default, they expand the weights to FP16 for
+// cuBLAS first: one read of the stored weights and one FP16 write per 512-token physical batch.
+TEST(Engines, LlamaCppExpandsQuantisedWeightsForCublasOnlyWhereItHasNoMmq) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::q4_k_m;
+  auto dequant = [&](const char* gpu_id, const Engine& e, int64_t prompt) {
+    const Gpu g = gpu(gpu_id);
+    return estimate_inference(m, w, {prompt, 16, 1}, g, EfficiencyTable::builtin().for_gpu(g), default_cluster(g), e)
+        .prompt_dequantize_s;
+  };
+  Engine cpp = engine("llama.cpp");
+  cpp.time_scale = 1;
+  EXPECT_EQ(dequant("a100-80gb-sxm", cpp, 512), 0);
+  const double v100 = dequant("v100-32gb", cpp, 512);
+  const Gpu v = gpu("v100-32gb");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(v);
+  const ParameterCounts pc = m.parameters();
+  const double bytes = static_cast<double>(pc.linear) * (bytes_per_value(Precision::q4_k_m) + 2);
+  EXPECT_NEAR(v100, bytes / (v.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction), v100 * 1e-9);
+  EXPECT_NEAR(dequant("v100-32gb", cpp, 2048), 4 * v100, v100 * 1e-9);  // four physical batches
+  Engine old = cpp;
+  old.prompt_dequantize = true;  // a build before llama.cpp PR #8075
+  EXPECT_GT(dequant("a100-80gb-sxm", old, 512), 0);
+  w.precision = Precision::fp16;
+  EXPECT_EQ(dequant("v100-32gb", cpp, 512), 0);  // nothing to expand
+}
+
 // The eager generate loop pays its host time every token (31 ms, from the gpt-fast eager baseline).
 TEST(Engines, EagerTransformersDecodeCarriesItsPerStepHostTime) {
   const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");

@@ -9,6 +9,30 @@
 
 namespace gpuplan {
 
+namespace {
+
+// Where the engine dequantises stored weights to FP16 before its prompt GEMMs, once per physical
+// batch: a streaming kernel per linear that reads the stored weights and writes the FP16 copy
+// (llama.cpp's ggml_cuda_op_mul_mat_cublas: to_fp16_cuda into a pool buffer). The routed experts
+// count as far as the prompt touches them.
+double prompt_dequantize_s(const ModelSpec& m, const ForwardShape& pre, const Gpu& gpu, const Efficiency& eff,
+                           const Engine& engine, Precision p) {
+  if (pre.weight_bytes >= 2 || pre.tokens <= 1 || !engine.dequantizes_prompt(gpu)) return 0;
+  const ParameterCounts pc = m.parameters();
+  double linear = static_cast<double>(pc.linear - pc.expert_linear);
+  if (m.is_moe()) linear += static_cast<double>(pc.expert_linear) * std::min(1.0, expert_work(m, pre).experts_touched * pre.ep / m.experts);
+  linear /= pre.tp;
+  const double batches = engine.ubatch_tokens > 0 ? std::ceil(pre.tokens / static_cast<double>(engine.ubatch_tokens)) : 1;
+  Op op;
+  op.name = "dequantize weights";
+  op.kind = OpKind::vector;
+  op.bytes = linear * (pre.weight_bytes + 2);
+  op.launches_per_call = 0;
+  return batches * time_op(op, gpu, eff, p).total_s();
+}
+
+}  // namespace
+
 InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, const InferenceRequest& r,
                                      const Gpu& gpu, const Efficiency& gpu_eff, const Cluster& cluster, const Engine& engine) {
   InferenceEstimate e;
@@ -72,8 +96,9 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   // The engine's fitted time scale multiplies every time it spends (data/fitted.toml).
   const double k = engine.time_scale;
   e.request_overhead_s = engine.request_overhead_s * k;
+  e.prompt_dequantize_s = prompt_dequantize_s(m, pre, gpu, pre_eff, engine, p) * k;
   e.ttft_s = (forward_time(pre, engine.prefill_gpu(gpu), pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr) + engine.step_overhead_s +
-              engine.request_overhead_s) * k;
+              engine.request_overhead_s) * k + e.prompt_dequantize_s;
   e.prefill_tokens_per_s = pre.tokens / e.ttft_s;
 
   // Decode: one token for each of `concurrency` sequences, attending to the average context.

@@ -34,6 +34,7 @@ struct InferenceEstimate {
   double decode_weight_read_s = 0, decode_kv_read_s = 0, decode_compute_s = 0, decode_comm_s = 0,
          decode_overhead_s = 0;  // kernel launches plus the engine's per-step host time
   double request_overhead_s = 0;  // the engine's fixed cost inside ttft_s
+  double prompt_dequantize_s = 0;  // inside ttft_s: quantised weights expanded to FP16 for cuBLAS
   std::string tp_link, ep_link, engine;
 };
 

@@ -67,6 +67,10 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   auto flash = f.optional_boolean("flash_attention");
   if (!flash) return flash.error();
   s.w.flash_attention = flash->value_or(true);
+  // A build from before the engine's current prompt kernels (llama.cpp before MMQ by default).
+  auto dequant = f.optional_boolean("prompt_dequantize");
+  if (!dequant) return dequant.error();
+  if (dequant->value_or(false)) s.engine.prompt_dequantize = true;
   s.w.seq = s.req.prompt_tokens + s.req.output_tokens;
   if (auto e = s.w.validate(m)) return make_error(f.field(e->field), e->message);
   auto pct = f.optional_string("percentile");
