@@ -21,9 +21,11 @@ deps:
 	@[ -d tests/browser/node_modules/puppeteer-core ] || (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 
 # -O2 without debug information: it costs a third of the compile time on CI's two cores; the
-# sanitizer build keeps -g for its reports.
+# sanitizer build keeps -g for its reports. Both compile in unity batches of 8 sources (the heavy
+# headers, toml++, fmt, nlohmann-json, CLI11, parsed once a batch): less than half the build time.
+UNITY = -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8
 $(BUILD)/Makefile: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG"
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" $(UNITY)
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -55,7 +57,7 @@ install-files:
 SAN_BUILD = $(BUILD)-asan
 $(SAN_BUILD)/Makefile: deps
 	CXX=clang++ cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-	  -DGPUPLAN_SANITIZE=ON -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF
+	  -DGPUPLAN_SANITIZE=ON -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF $(UNITY)
 
 # The tests under ASan + UBSan (the unit tests in three processes: CMakeLists.txt says why). The CLI script
 # and the report read in Chromium run only in `make test`: they drive the same code that the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "advise/candidate_facts.h"
 #include "advise/feasibility.h"
 #include "memory/fit.h"
 #include "util/units.h"
@@ -28,18 +29,6 @@ std::string Candidate::how() const {
 
 namespace {
 
-constexpr double kHoursPerMonth = 730;
-
-// ---- Facts kept in a candidate's own JSON entry ----------------------------------------------
-Fact num(Candidate& c, const std::string& key, Fact::Kind kind, double value) {
-  c.facts[key] = value;
-  return Fact{"facts/" + key, kind, value, ""};
-}
-
-Fact note(Candidate& c, const std::string& key, const std::string& value) {
-  c.notes[key] = value;
-  return fact::text("notes/" + key, value);
-}
 
 Candidate base_candidate(const Gpu& gpu, const std::string& mode) {
   Candidate c;

@@ -4,20 +4,11 @@
 #include <fmt/format.h>
 
 #include "advise/advisor.h"
+#include "advise/candidate_facts.h"
 
 namespace gpuplan {
 
 namespace {
-
-Fact note(Candidate& c, const std::string& key, const std::string& value) {
-  c.notes[key] = value;
-  return fact::text("notes/" + key, value);
-}
-
-Fact num(Candidate& c, const std::string& key, Fact::Kind kind, double value) {
-  c.facts[key] = value;
-  return Fact{"facts/" + key, kind, value, ""};
-}
 
 void memory_caveats(Candidate& c, const Headroom& headroom) {
   for (size_t j = 0; j < c.jobs.size(); ++j) {

@@ -11,7 +11,6 @@ namespace gpuplan {
 
 namespace {
 
-constexpr double kHoursPerMonth = 730;
 
 
 void headline(Advice& a) {

@@ -8,7 +8,6 @@
 namespace gpuplan {
 
 namespace {
-constexpr double kHoursPerMonth = 730;
 }  // namespace
 
 RentalCost rent_cost(const CloudPrice& q, const PriceBook& book, const Usage& u) {

@@ -15,6 +15,9 @@
 
 namespace gpuplan {
 
+// Hours in an average month (8,760 / 12, rounded as cloud price sheets bill a month).
+inline constexpr double kHoursPerMonth = 730;
+
 // How rented GPUs are used over the horizon: `runs` times, each `hours_per_run` long on `gpus`
 // GPUs, spread over `span_months` (how long a commitment must last to cover them).
 struct Usage {

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "hardware/catalog.h"
+#include "util/builtin_lookup_for_tests.h"
 
 namespace gpuplan {
 
 namespace {
-Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
+using testing_support::gpu;
 const PriceBook& book() { return PriceBook::builtin(); }
 const Platform& platform() { return Platform::builtin(); }
 CostReport report(const char* id, int64_t gpus, double hours, double years = 3) {

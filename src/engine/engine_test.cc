@@ -4,12 +4,13 @@
 #include "hardware/catalog.h"
 #include "model/presets.h"
 #include "perf/inference.h"
+#include "util/builtin_lookup_for_tests.h"
 
 namespace gpuplan {
 
 namespace {
 Engine engine(const char* id) { return *EngineCatalog::builtin().find(id); }
-Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
+using testing_support::gpu;
 }  // namespace
 
 TEST(Engines, TheFiveNamedInTheIssueAreBuiltInWithSourceAndDate) {

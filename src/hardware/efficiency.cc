@@ -12,13 +12,13 @@ namespace gpuplan {
 
 namespace {
 
-struct Key {
+struct EfficiencyKey {
   const char* name;
   double Efficiency::*member;
   double scale;  // file unit to the struct's unit
   double lo, hi;  // accepted range in file units
 };
-constexpr Key kKeys[] = {
+constexpr EfficiencyKey kEfficiencyKeys[] = {
     {"matmul_max_fraction", &Efficiency::matmul_max_fraction, 1, 0.01, 1.0},
     {"matmul_max_fraction_fp8", &Efficiency::matmul_max_fraction_fp8, 1, 0.01, 1.0},
     {"matmul_max_fraction_fp4", &Efficiency::matmul_max_fraction_fp4, 1, 0.01, 1.0},
@@ -57,8 +57,8 @@ Status check_section(const toml::table& t, const std::string& where) {
       }
       continue;
     }
-    const Key* key = nullptr;
-    for (const auto& kk : kKeys)
+    const EfficiencyKey* key = nullptr;
+    for (const auto& kk : kEfficiencyKeys)
       if (k.str() == kk.name) key = &kk;
     if (!key) return make_error(field, "unknown efficiency key");
     auto x = v.value<double>();
@@ -70,7 +70,7 @@ Status check_section(const toml::table& t, const std::string& where) {
 }
 
 void apply(const toml::table& t, Efficiency& e) {
-  for (const auto& k : kKeys)
+  for (const auto& k : kEfficiencyKeys)
     if (auto x = t[k.name].value<double>()) e.*(k.member) = *x * k.scale;
   if (const toml::array* a = t["matmul_size_curve"].as_array()) {
     e.matmul_size_curve.clear();

@@ -4,12 +4,13 @@
 
 #include "hardware/catalog.h"
 #include "stack/stack.h"
+#include "util/builtin_lookup_for_tests.h"
 
 namespace gpuplan {
 
 namespace {
 const Platform& P() { return Platform::builtin(); }
-Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
+using testing_support::gpu;
 }  // namespace
 
 TEST(Platform, EveryCatalogArchitectureAndStackHasARecord) {

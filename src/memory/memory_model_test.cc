@@ -8,11 +8,12 @@
 #include "stack/stack.h"
 #include "stack/fitted.h"
 #include "util/units.h"
+#include "util/builtin_lookup_for_tests.h"
 
 namespace gpuplan {
 
 namespace {
-ModelSpec preset(const char* id) { return *Presets::builtin().find(id); }
+using testing_support::preset;
 // The sourced figures alone: these tests pin the formulas, not the fit of data/fitted.toml.
 Efficiency eff_for(const char* gpu) { return EfficiencyTable::builtin().without_fit().for_gpu(*Catalog::builtin().find(gpu)); }
 Workload infer(int64_t batch, int64_t seq) {

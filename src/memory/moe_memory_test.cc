@@ -9,12 +9,11 @@
 #include "hardware/efficiency.h"
 #include "memory/memory_model.h"
 #include "model/presets.h"
+#include "util/units.h"
 
 namespace gpuplan {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 Efficiency eff() { return EfficiencyTable::builtin().for_gpu(*Catalog::builtin().find("h100-sxm")); }
 

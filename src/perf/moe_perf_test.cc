@@ -18,7 +18,7 @@ namespace gpuplan {
 
 namespace {
 
-const ModelSpec& preset(const char* id) {
+const ModelSpec& cached_preset(const char* id) {
   static std::map<std::string, ModelSpec> cache;
   auto it = cache.find(id);
   if (it == cache.end()) it = cache.emplace(id, *Presets::builtin().find(id)).first;
@@ -35,7 +35,7 @@ double expert_weight_bytes(const ModelSpec& m, const ForwardShape& s) {
 }  // namespace
 
 TEST(MoePerf, DecodeReadsOnlyTheExpertsItsTokensChose) {
-  const ModelSpec& m = preset("qwen3-30b-a3b");  // 128 experts, top-8
+  const ModelSpec& m = cached_preset("qwen3-30b-a3b");  // 128 experts, top-8
   ForwardShape one;
   one.tokens = 1;
   one.kv_cache_read = true;
@@ -51,7 +51,7 @@ TEST(MoePerf, DecodeReadsOnlyTheExpertsItsTokensChose) {
 TEST(MoePerf, ModelFlopsCountActiveParametersOnly) {
   // 6 x active non-embedding parameters per token is the usual MoE training estimate; the
   // Megatron convention adds attention, which is small at 128 tokens.
-  const ModelSpec& m = preset("deepseek-v3");
+  const ModelSpec& m = cached_preset("deepseek-v3");
   const double flops = model_forward_flops(m, 1, 128);
   const ParameterCounts pc = m.parameters();
   const double active_matmul = static_cast<double>(m.active_parameters() - pc.embedding - pc.norms - pc.final_norm);
@@ -74,7 +74,7 @@ TEST(MoePerf, ExpertAllToAllStaysOnNvlinkInsideAnNvl72Rack) {
 }
 
 TEST(MoePerf, TrainingChargesTheAllToAllOnlyWithExpertParallelism) {
-  const ModelSpec& m = preset("qwen3-30b-a3b");
+  const ModelSpec& m = cached_preset("qwen3-30b-a3b");
   const Gpu h100 = *Catalog::builtin().find("h100-sxm");
   const Stack stack = *StackCatalog::builtin().find(default_stack_id(Task::pretrain));
   const Efficiency e = EfficiencyTable::builtin().for_gpu(h100, stack);
@@ -100,7 +100,7 @@ TEST(MoePerf, Fp4RunsAtTheFp4RateOnBlackwellAndDequantisesElsewhere) {
 }
 
 TEST(MoePerf, PlannerTriesExpertParallelDegreesForMoeModels) {
-  const ModelSpec& m = preset("qwen3-30b-a3b");
+  const ModelSpec& m = cached_preset("qwen3-30b-a3b");
   const Gpu h100 = *Catalog::builtin().find("h100-sxm");
   const Stack stack = *StackCatalog::builtin().find(default_stack_id(Task::pretrain));
   const Efficiency e = EfficiencyTable::builtin().for_gpu(h100, stack);
@@ -120,7 +120,7 @@ TEST(MoePerf, PlannerTriesExpertParallelDegreesForMoeModels) {
 }
 
 TEST(MoePerf, ExpertParallelDegreeMustFitTheStageAndTheExperts) {
-  const ModelSpec& m = preset("mixtral-8x7b");
+  const ModelSpec& m = cached_preset("mixtral-8x7b");
   Workload w;
   w.par.dp = 4;
   w.par.ep = 3;
@@ -131,7 +131,7 @@ TEST(MoePerf, ExpertParallelDegreeMustFitTheStageAndTheExperts) {
   Workload dense;
   dense.par.dp = 2;
   dense.par.ep = 2;
-  EXPECT_TRUE(dense.validate(preset("llama-3.1-8b")).has_value());
+  EXPECT_TRUE(dense.validate(cached_preset("llama-3.1-8b")).has_value());
 }
 
 TEST(Precision, GgufTypesAreReadByNameWithLlamaCppBitsPerWeight) {

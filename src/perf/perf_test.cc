@@ -6,6 +6,7 @@
 #include "perf/operations.h"
 #include "perf/phase_roofline.h"
 #include "perf/training.h"
+#include "util/builtin_lookup_for_tests.h"
 
 namespace gpuplan {
 
@@ -14,8 +15,8 @@ const Engine& vllm() {
   static const Engine e = *EngineCatalog::builtin().find("vllm");
   return e;
 }
-ModelSpec preset(const char* id) { return *Presets::builtin().find(id); }
-Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
+using testing_support::preset;
+using testing_support::gpu;
 Efficiency eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g); }
 const Stack& megatron() {
   static const Stack s = *StackCatalog::builtin().find("megatron");

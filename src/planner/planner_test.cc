@@ -10,11 +10,12 @@
 #include "perf/inference.h"
 #include "planner/fit_search.h"
 #include "planner/training_planner.h"
+#include "util/builtin_lookup_for_tests.h"
 
 namespace gpuplan {
 
 namespace {
-Gpu gpu(const char* id) { return *Catalog::builtin().find(id); }
+using testing_support::gpu;
 Efficiency eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g); }
 const Stack& megatron() {
   static const Stack s = *StackCatalog::builtin().find("megatron");

@@ -9,12 +9,12 @@ namespace gpuplan {
 
 namespace {
 
-struct Key {
+struct FitKey {
   const char* name;
   double TrainingFit::*member;
   double lo, hi;
 };
-constexpr Key kKeys[] = {
+constexpr FitKey kFitKeys[] = {
     {"compute_scale", &TrainingFit::compute_scale, 0.05, 20},
     {"memory_scale", &TrainingFit::memory_scale, 0.05, 20},
     {"comm_scale", &TrainingFit::comm_scale, 0.05, 20},
@@ -48,7 +48,7 @@ Result<TrainingFit> read_fit(const toml::table& t, const std::string& where, con
                             "throughput_band", "memory_band", "memory_band_qlora", "memory_band_lora", "memory_band_full"}))
     return *s;
   TrainingFit fit = base;
-  for (const Key& k : kKeys) {
+  for (const FitKey& k : kFitKeys) {
     auto v = f.optional_number(k.name);
     if (!v) return v.error();
     if (!*v) continue;
@@ -67,7 +67,7 @@ Result<TrainingFit> read_fit(const toml::table& t, const std::string& where, con
 
 std::string fit_toml(const TrainingFit& f) {
   std::string out;
-  for (const Key& k : kKeys)
+  for (const FitKey& k : kFitKeys)
     if (f.*k.member >= 0) out += fmt::format("{} = {:.6g}\n", k.name, f.*k.member);
   auto band = [&](const char* key, const FitBand& b) {
     if (b.rows > 0) out += fmt::format("{} = [{:.6g}, {:.6g}, {}]\n", key, b.low, b.high, b.rows);
