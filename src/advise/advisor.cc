@@ -29,7 +29,6 @@ std::string Candidate::how() const {
 
 namespace {
 
-
 Candidate base_candidate(const Gpu& gpu, const std::string& mode) {
   Candidate c;
   c.gpu = gpu.id;

@@ -11,8 +11,6 @@ namespace gpuplan {
 
 namespace {
 
-
-
 void headline(Advice& a) {
   const Candidate& r = *a.recommendation;
   a.reasons.push_back(sentence("{} x {} ({}), {}: {} over {} years, the cheapest of {} options that meet every constraint.",

@@ -7,9 +7,6 @@
 
 namespace gpuplan {
 
-namespace {
-}  // namespace
-
 RentalCost rent_cost(const CloudPrice& q, const PriceBook& book, const Usage& u) {
   RentalCost r;
   r.quote = q;

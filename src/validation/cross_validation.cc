@@ -274,7 +274,7 @@ double serving_log_ratio(const ValidationRow& r, double unscaled) {
 
 // The log scale that minimises the absolute log error of `ratios` plus kRidge times its distance
 // from `prior`: their weighted median with the prior as one more point.
-double median_log_scale(std::vector<double> ratios, double prior) {
+double median_log_scale(const std::vector<double>& ratios, double prior) {
   std::vector<std::pair<double, double>> xw;
   for (double x : ratios) xw.emplace_back(x, 1.0);
   xw.emplace_back(prior, kRidge);
