@@ -106,6 +106,7 @@ nlohmann::json stack_json(const Stack& s) {
           {"covers", s.covers},
           {"attention", attention},
           {"fused_elementwise", s.fused_elementwise},
+          {"separate_projections", s.separate_projections},
           {"default_recompute", to_string(s.default_recompute)},
           {"default_loss", s.default_loss},
           {"op_recompute_matmul_share", s.op_recompute_matmul_share},

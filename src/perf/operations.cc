@@ -11,6 +11,7 @@ Op gemm(const char* name, double tokens, double in, double out, double wbytes, d
   // [tokens x in] x [in x out]: read input and weights, write output.
   Op op{name, OpKind::matmul, 2 * tokens * in * out, tokens * in * abytes + in * out * wbytes + tokens * out * abytes, 1};
   op.input_elements = tokens * in + in * out;
+  op.activation_elements = tokens * in;
   op.output_elements = tokens * out;
   return op;
 }
@@ -68,7 +69,9 @@ void attention_ops(const ModelSpec& m, const ForwardShape& s, double kv_len, std
     return;
   }
   const double qd = m.q_dim() / t, kvd = std::max(1.0, m.kv_heads / t) * m.head_dim;
-  ops.push_back(gemm("QKV projection", T, h, qd + 2 * kvd, wb, ab));
+  Op qkv = gemm("QKV projection", T, h, qd + 2 * kvd, wb, ab);
+  qkv.projections = 3;
+  ops.push_back(qkv);
   // Rotary embeddings read and write Q and K (Vidur measures 83 us for 4,096 Llama-2-7B tokens on
   // an H100, a seventh of the QKV GEMM); models with learned positions add them once, at the input,
   // and ALiBi (MPT) biases the scores inside the attention kernel.
@@ -182,6 +185,7 @@ std::vector<Op> block_forward_ops(const ModelSpec& m, const ForwardShape& s) {
   if (sparse < 1) {
     const double share = 1 - sparse;
     Op up = gemm(m.traits.glu ? "MLP gate+up projection" : "MLP up projection", T, h, (m.traits.glu ? 2 : 1) * f, wb, ab);
+    up.projections = m.traits.glu ? 2 : 1;
     Op act = vec(m.traits.glu ? "SwiGLU activation" : "GELU activation", T * f, ab, m.traits.glu ? 3 : 2);
     Op down = gemm("MLP down projection", T, f, h, wb, ab);
     for (Op* op : {&up, &act, &down}) op->calls = share, ops.push_back(*op);

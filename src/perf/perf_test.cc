@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "hardware/catalog.h"
 #include "model/presets.h"
 #include "perf/inference.h"
@@ -330,6 +334,59 @@ TEST(Inference, BatchingRaisesTotalThroughputAndKvLimitsConcurrency) {
   // 80 GB less 16 GB of weights over 1,280 tokens x 128 KiB each: a few hundred sequences.
   EXPECT_GT(*mem.max_concurrency, 200);
   EXPECT_LT(*mem.max_concurrency, 500);
+}
+
+// torchao's float8 README, "Performance / Rowwise scaling": speedup over bfloat16 of a LayerNorm ->
+// Linear -> Sigmoid forward and backward under torch.compile on an H100, by the forward's M, K, N
+// (github.com/pytorch/ao docs/static/fp8-rowwise-perf.png at commit 6243040, 2025-06-13, PyTorch
+// 2.8.0a0+git48807d5). The rows with M >= 8192 and K >= 4096, the shapes of training micro-batches,
+// from which the rowwise recipe's backward input-side bytes in data/stacks.toml were derived: the
+// recipe as the model prices it must reproduce them.
+TEST(Fp8Recipes, RowwiseLinearReproducesTorchaosH100KernelTable) {
+  struct Row {
+    double m, k;
+    double speedup[6];  // N = 1024, 2048, ..., 32768
+  };
+  const Row table[] = {
+      {8192, 4096, {0.52, 0.76, 1.00, 1.13, 1.17, 1.19}},
+      {8192, 8192, {0.59, 0.85, 1.05, 1.20, 1.31, 1.41}},
+      {8192, 16384, {0.58, 0.82, 1.03, 1.22, 1.37, 1.40}},
+      {8192, 32768, {0.59, 0.82, 1.04, 1.30, 1.36, 1.46}},
+      {16384, 4096, {0.57, 0.79, 1.02, 1.20, 1.26, 1.40}},
+      {16384, 8192, {0.61, 0.87, 1.08, 1.33, 1.39, 1.49}},
+      {16384, 16384, {0.59, 0.83, 1.07, 1.34, 1.42, 1.55}},
+      {16384, 32768, {0.60, 0.85, 1.16, 1.35, 1.48, 1.72}},
+      {32768, 4096, {0.59, 0.81, 1.04, 1.28, 1.35, 1.49}},
+      {32768, 8192, {0.63, 0.87, 1.11, 1.41, 1.50, 1.62}},
+      {32768, 16384, {0.60, 0.83, 1.16, 1.39, 1.49, 1.73}},
+      {32768, 32768, {0.63, 0.93, 1.16, 1.48, 1.70, 1.52}},
+  };
+  const Stack stack = *StackCatalog::builtin().find("torchtitan-compile");
+  const LowPrecisionRecipe& rowwise = *stack.recipe("rowwise");
+  const Gpu g = gpu("h100-sxm");
+  const Efficiency e = EfficiencyTable::builtin().for_gpu(g, stack);
+  const auto vector = [](double elements) { return Op{"norm", OpKind::vector, 4 * elements, 4 * elements, 1}; };
+  const auto seconds = [&](const Op& op, Precision p) {
+    return time_op(op, g, e, p).total_s() + time_op(backward_of(op), g, e, p).total_s();
+  };
+  std::vector<double> log_ratios;
+  for (const Row& r : table)
+    for (int i = 0; i < 6; ++i) {
+      const double n = 1024.0 * (1 << i);
+      Op linear{"linear", OpKind::matmul, 2 * r.m * r.k * n, 2 * (r.m * r.k + r.k * n + r.m * n), 1};
+      linear.input_elements = r.m * r.k + r.k * n, linear.output_elements = r.m * n, linear.activation_elements = r.m * r.k;
+      const double around = seconds(vector(r.m * r.k), Precision::bf16) + seconds(vector(r.m * n), Precision::bf16);
+      OpTime fwd = time_op(linear, g, e, Precision::fp8), bwd = time_op(backward_of(linear), g, e, Precision::fp8);
+      const OpTime extra = apply_low_precision_recipe(linear, rowwise, stack, g, e, fwd, bwd);
+      const double bf16 = seconds(linear, Precision::bf16) + around;
+      const double fp8 = fwd.total_s() + bwd.total_s() + extra.total_s() + around;
+      log_ratios.push_back(std::log(bf16 / fp8 / r.speedup[i]));
+    }
+  std::sort(log_ratios.begin(), log_ratios.end());
+  double mean_abs = 0;
+  for (double x : log_ratios) mean_abs += std::abs(x) / static_cast<double>(log_ratios.size());
+  EXPECT_NEAR(log_ratios[log_ratios.size() / 2], 0.0, 0.05);  // unbiased
+  EXPECT_LT(mean_abs, 0.10);  // without the backward input-side bytes: median 0.25, mean 0.30
 }
 
 }  // namespace gpuplan

@@ -26,6 +26,10 @@ struct Op {
   // GEMMs: elements of the input operands (activations and weights) and of the output, what a
   // low-precision recipe casts in forward (inputs) and backward (the output's gradient).
   double input_elements = 0, output_elements = 0;
+  double activation_elements = 0;  // of the input operands, the activations alone (not the weights)
+  // Linear modules of the model code this GEMM stands for where a stack keeps them apart (3 for
+  // the Q, K and V projections, 2 for a gated MLP's gate and up).
+  double projections = 1;
   bool adapter = false;  // a LoRA adapter's op: trained, unlike the frozen base weights it rides on
 };
 

@@ -24,9 +24,8 @@ struct PassCost {
   }
 };
 
-// Backward of a GEMM is two GEMMs (input and weight gradients) of the forward's size; a fused
-// attention backward does 2.5x the forward's matmul work (FlashAttention-2 paper, section 3.2);
-// element-wise backward passes move about twice the bytes.
+}  // namespace
+
 Op backward_of(const Op& op) {
   Op b = op;
   switch (op.kind) {
@@ -36,6 +35,8 @@ Op backward_of(const Op& op) {
   }
   return b;
 }
+
+namespace {
 
 // How much of one forward op runs again in backward. Megatron's selective recompute redoes the
 // attention core (the softmax with unfused attention); per-op checkpointing redoes element-wise
@@ -57,6 +58,21 @@ double recomputed_share(const Workload& w, const Stack& stack, const Op& op) {
 
 }  // namespace
 
+OpTime apply_low_precision_recipe(const Op& op, const LowPrecisionRecipe& recipe, const Stack& stack, const Gpu& gpu,
+                                  const Efficiency& eff, OpTime& forward, OpTime& backward) {
+  forward.compute_s /= recipe.gemm_relative_throughput, backward.compute_s /= recipe.gemm_relative_throughput;
+  const double vector_Bps = gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction;
+  // The casts of the GEMM's inputs (forward) and of its output gradient (backward).
+  const double cast_bytes = stack.fused_elementwise ? recipe.fused_cast_bytes_per_element : recipe.cast_bytes_per_element;
+  forward.memory_s += cast_bytes * op.input_elements / vector_Bps;
+  backward.memory_s += cast_bytes * op.output_elements / vector_Bps;
+  // Re-scaling a gradient GEMM's output and re-casting the saved input happen per linear module.
+  const double modules = stack.separate_projections ? op.projections : 1;
+  OpTime extra;
+  extra.memory_s = recipe.backward_input_bytes_per_element * op.activation_elements * modules / vector_Bps;
+  return extra;
+}
+
 const LowPrecisionRecipe* fp8_recipe_of(const Workload& w, const Stack& stack) {
   if (!w.fp8_recipe.empty()) return stack.recipe(w.fp8_recipe);
   return stack.fp8_recipes.empty() ? nullptr : &stack.fp8_recipes.front();
@@ -75,8 +91,6 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
       ? (w.precision == Precision::tf32 ? Precision::tf32 : Precision::fp32) : w.precision;
   const Precision p16 = p == Precision::fp8 ? Precision::bf16 : p;
   const LowPrecisionRecipe* recipe = p == Precision::fp8 ? fp8_recipe_of(w, stack) : nullptr;
-  const double cast_bytes = !recipe ? 0 : stack.fused_elementwise ? recipe->fused_cast_bytes_per_element
-                                                                   : recipe->cast_bytes_per_element;
   const bool peft = w.task == Task::lora || w.task == Task::qlora;
 
   ForwardShape s;
@@ -109,14 +123,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // Frozen base weights (LoRA/QLoRA) need only input gradients: half the GEMM backward.
     if (peft && op.kind == OpKind::matmul && !op.adapter) b.flops /= 2, b.bytes /= 2;
     OpTime tb = time_op(b, gpu, eff, op_p);
-    if (low) {
-      tf.compute_s /= recipe->gemm_relative_throughput, tb.compute_s /= recipe->gemm_relative_throughput;
-      // The casts of the GEMM's inputs (forward) and of its output gradient (backward).
-      tf.memory_s += cast_bytes * op.input_elements / (gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction);
-      tb.memory_s += cast_bytes * op.output_elements / (gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction);
-    }
+    const OpTime backward_extra = low ? apply_low_precision_recipe(op, *recipe, stack, gpu, eff, tf, tb) : OpTime{};
     fwd.add(tf, op.calls * stage_layers);
     bwd.add(tb, op.calls * stage_layers);
+    bwd.add(backward_extra, op.calls * stage_layers);
     if (op.kind == OpKind::attention) attention_fwd_s += tf.total_s() * op.calls, attention_bwd_s += tb.total_s() * op.calls;
     if (op.kind == OpKind::matmul) gemm_fwd_s += tf.total_s() * op.calls, gemm_bwd_s += tb.total_s() * op.calls;
     const double share = recomputed_share(w, stack, op);

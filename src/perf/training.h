@@ -12,6 +12,7 @@
 #include "hardware/gpu.h"
 #include "model/model.h"
 #include "perf/comm.h"
+#include "perf/roofline.h"
 #include "stack/stack.h"
 #include "workload/workload.h"
 
@@ -76,6 +77,17 @@ struct TrainingEstimate {
 // The FP8 recipe a run uses: the workload's, else the stack's first; nullptr when the stack offers
 // none (FP8 GEMMs then run without cast costs: an assumption the caller should flag).
 const LowPrecisionRecipe* fp8_recipe_of(const Workload& w, const Stack& stack);
+
+// Backward of a GEMM is two GEMMs (input and weight gradients) of the forward's size; a fused
+// attention backward does 2.5x the forward's matmul work (FlashAttention-2 paper, section 3.2);
+// element-wise backward passes move about twice the bytes.
+Op backward_of(const Op& op);
+
+// A low-precision recipe on one GEMM: `forward` and `backward` (the GEMM timed in the recipe's
+// precision) slow by the recipe's GEMM throughput and carry its casts; returned is the backward work
+// it adds on the input side, which runs as kernels of its own, not under the GEMMs.
+OpTime apply_low_precision_recipe(const Op& op, const LowPrecisionRecipe& recipe, const Stack& stack, const Gpu& gpu,
+                                  const Efficiency& eff, OpTime& forward, OpTime& backward);
 
 // REQUIRES: w.validate(m) succeeded and w.training(); `eff` resolved for this GPU and stack
 // (EfficiencyTable::for_gpu(gpu, stack)).

@@ -117,7 +117,8 @@ Result<AttentionKernel> parse_kernel(const toml::table& t, const std::string& wh
 Result<LowPrecisionRecipe> parse_recipe(const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "precision", "architectures", "cast_bytes_per_element",
-                            "fused_cast_bytes_per_element", "gemm_relative_throughput", "source", "source_date", "notes"}))
+                            "fused_cast_bytes_per_element", "backward_input_bytes_per_element", "gemm_relative_throughput",
+                            "source", "source_date", "notes"}))
     return *s;
   LowPrecisionRecipe r;
   std::string notes, precision;
@@ -132,18 +133,20 @@ Result<LowPrecisionRecipe> parse_recipe(const toml::table& t, const std::string&
   if (auto s = read_strings(f, "architectures", r.architectures, true)) return *s;
   auto cast = fraction(f, "cast_bytes_per_element", 0, 0, 64);
   auto fused = fraction(f, "fused_cast_bytes_per_element", 0, 0, 64);
+  auto backward_input = fraction(f, "backward_input_bytes_per_element", 0, 0, 64);
   auto rel = fraction(f, "gemm_relative_throughput", 1, 0.05, 1.0);
-  for (auto* x : {&cast, &fused, &rel})
+  for (auto* x : {&cast, &fused, &backward_input, &rel})
     if (!*x) return x->error();
   r.cast_bytes_per_element = *cast;
   r.fused_cast_bytes_per_element = *fused;
+  r.backward_input_bytes_per_element = *backward_input;
   r.gemm_relative_throughput = *rel;
   return r;
 }
 
 Result<Stack> parse_stack(const toml::table& t, const std::string& where, const StackCatalog& known) {
   TomlFields f(t, where);
-  if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "default_recompute", "default_loss", "master_weights",
+  if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
                             "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
     return *s;
@@ -165,6 +168,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
     s.attention.emplace_back(std::string(arch.str()), *kernel);
   }
   for (auto [key, out, dflt] : {std::tuple{"fused_elementwise", &s.fused_elementwise, false},
+                                std::tuple{"separate_projections", &s.separate_projections, false},
                                 std::tuple{"overlap_dp_grads", &s.overlap_dp_grads, true},
                                 std::tuple{"overlap_param_gather", &s.overlap_param_gather, true},
                                 std::tuple{"overlap_tp", &s.overlap_tp, false},

@@ -36,6 +36,9 @@ struct LowPrecisionRecipe {
   double cast_bytes_per_element = 0;
   // The cast left once a stack fuses it into the norm or activation before the GEMM.
   double fused_cast_bytes_per_element = 0;
+  // Bytes moved in backward per element of each GEMM's activation input beyond the casts above
+  // (re-scaling and re-laying-out that the recipe's gradient GEMMs need), fused or not.
+  double backward_input_bytes_per_element = 0;
   // GEMM throughput with this recipe's scaling, as a share of the plain low-precision GEMM.
   double gemm_relative_throughput = 1;
   bool runs_on(const std::string& architecture) const;
@@ -50,6 +53,9 @@ struct Stack {
   // Kernels
   std::vector<std::pair<std::string, AttentionKernel>> attention;  // architecture -> kernel; "default" key
   bool fused_elementwise = false;  // norms, activations, RoPE and casts fused (TE, torch.compile, Triton)
+  // The model code keeps Q, K and V (and a gated MLP's gate and up) as separate linear modules, so
+  // per-module work (a low-precision recipe's casts and re-scaling) happens once per projection.
+  bool separate_projections = false;
 
   // What the stack does unless told otherwise
   RecomputeSpec default_recompute;
