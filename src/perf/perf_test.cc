@@ -165,6 +165,30 @@ TEST(Training, OverlappedTensorParallelHidesCollectivesBehindGemms) {
   EXPECT_EQ(estimate_training(m, w, h100, unfitted, overlapped, default_cluster(h100), {}).breakdown.tp_comm_s, 0);
 }
 
+// torchao's rowwise recipe re-scales each gradient GEMM's output and re-casts the saved input per
+// linear module: model code with separate Q, K and V (and gate and up) modules pays it five times
+// on the inputs where a fused QKV and gate/up pays it twice. Tensorwise has no such work.
+TEST(Training, RowwiseFp8BackwardWorkFollowsTheModelsLinearModules) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.micro_batch = 2;
+  w.seq = 8192;
+  w.precision = Precision::fp8;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const Gpu g = gpu("h100-sxm");
+  Stack fused = *StackCatalog::builtin().find("torchtitan-compile"), separate = fused;
+  fused.separate_projections = false;
+  separate.separate_projections = true;
+  const Efficiency e = EfficiencyTable::builtin().for_gpu(g, fused);
+  const auto step = [&](const Stack& s, const char* recipe) {
+    w.fp8_recipe = recipe;
+    return estimate_training(m, w, g, e, s, default_cluster(g), {}).step_time_s;
+  };
+  EXPECT_GT(step(separate, "rowwise"), step(fused, "rowwise"));
+  EXPECT_GT(step(fused, "rowwise"), step(fused, "tensorwise"));
+  EXPECT_DOUBLE_EQ(step(separate, "tensorwise"), step(fused, "tensorwise"));
+}
+
 TEST(Training, PipelineBubbleShrinksWithMoreMicroBatchesAndInterleaving) {
   Workload w;
   w.task = Task::pretrain;

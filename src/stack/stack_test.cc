@@ -89,6 +89,14 @@ TEST(Stacks, FileErrorsNameTheField) {
   auto bad_fraction = StackCatalog::from_toml(
       "[[attention_kernel]]\nid = \"k\"\nname = \"k\"\nsource = \"s\"\nsource_date = \"d\"\nfraction = { ampere = 1.5 }\n", "t");
   ASSERT_FALSE(bad_fraction.ok());
+  auto bad_backward_bytes = StackCatalog::from_toml(
+      std::string(kernel) + recipe + "backward_input_bytes_per_element = -2\n" + stack("attention = { default = \"k\" }\n"), "t");
+  ASSERT_FALSE(bad_backward_bytes.ok());
+  EXPECT_NE(bad_backward_bytes.error().field.find("backward_input_bytes_per_element"), std::string::npos);
+  auto bad_projections = StackCatalog::from_toml(
+      std::string(kernel) + recipe + stack("attention = { default = \"k\" }\nseparate_projections = \"yes\"\n"), "t");
+  ASSERT_FALSE(bad_projections.ok());
+  EXPECT_NE(bad_projections.error().field.find("separate_projections"), std::string::npos);
 }
 
 TEST(Recompute, ParsesEveryN) {
