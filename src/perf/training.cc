@@ -246,10 +246,21 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
                                   : w.task == Task::qlora                ? bytes_per_value(Precision::nf4)
                                                                          : s.weight_bytes;
       const double gather = group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster);
-      const double per_micro = (w.par.reshard_after_forward ? 2 : 1) * gather;
-      dp_total += per_micro * micro;
-      gather_exposed = micro * (stack.overlap_param_gather ? std::max(0.0, per_micro - 0.9 * t_micro_compute) : per_micro);
+      const double bwd_gather = w.par.reshard_after_forward ? gather : 0;
+      dp_total += (gather + bwd_gather) * micro;
       gather_link = group_link(gpu, eff, cluster, shard, w.par.tp).name;
+      if (!stack.overlap_param_gather) {
+        gather_exposed = micro * (gather + bwd_gather);
+      } else {
+        // Prefetched gathers hide under the pass they feed: the forward's under the forward, the
+        // backward's under the backward (and its recompute), where the gradients' reduce-scatter
+        // shares the link with them in the last micro-batch.
+        const double fwd_window = 0.9 * fwd.total(), bwd_window = 0.9 * (bwd.total() + recompute.total());
+        const double bwd_exposed = std::max(0.0, bwd_gather - bwd_window);
+        gather_exposed = micro * (std::max(0.0, gather - fwd_window) + bwd_exposed);
+        if (run.overlap_dp_grads.value_or(stack.overlap_dp_grads))
+          dp_exposed = std::max(0.0, bwd_gather + grad_sync - bwd_window) - bwd_exposed;
+      }
     }
   }
 
