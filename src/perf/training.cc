@@ -235,7 +235,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     const double grad_sync = reduce(grad_bytes * (1 - expert_share)) +
                              collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
     dp_total = grad_sync;
-    dp_exposed = run.overlap_dp_grads.value_or(stack.overlap_dp_grads) ? std::max(0.0, grad_sync - 0.9 * bwd.total()) : grad_sync;
+    // The backward's window includes its recompute, which runs layer by layer inside it.
+    dp_exposed = run.overlap_dp_grads.value_or(stack.overlap_dp_grads) ? std::max(0.0, grad_sync - 0.9 * (bwd.total() + recompute.total()))
+                                                                       : grad_sync;
     if (w.par.zero >= 3 && shard > 1) {
       // FSDP gathers the parameters for each micro-batch's forward and again for its backward
       // (once, when they are not resharded after forward), in FP8 where the stack casts before

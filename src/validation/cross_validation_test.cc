@@ -143,7 +143,7 @@ TEST(FittedParameters, RejectsOutOfRangeValuesAndUnknownKeys) {
 }
 
 // The headline of `gpuplan validate`. Issue 9 targets 15% (training throughput) and 12% (training
-// memory) leave one publication out; the table of 383 + 85 published rows reaches 14.4% and 9.2%
+// memory) leave one publication out; the table of 383 + 85 published rows reaches 13.7% and 9.2%
 // today (the README says so and lists the worst stacks). These bounds guard against regressions
 // from there; lower them as the model improves.
 TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
@@ -158,7 +158,7 @@ TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   EXPECT_GE(t.rows, 150);
   EXPECT_GE(t.publications, 15);
   EXPECT_GE(m.publications, 10);
-  EXPECT_LE(t.mape, 0.15);
+  EXPECT_LE(t.mape, 0.145);
   EXPECT_LE(m.mape, 0.10);
   // Out of sample is never better than in sample by more than noise.
   EXPECT_GE(t.mape, cv.in_sample.at("train_throughput").mape - 0.01);
