@@ -214,6 +214,28 @@ TEST(Training, FsdpReduceScatterSharesTheBackwardsLinkWithItsGather) {
   EXPECT_GT(s.step_time_s, f.step_time_s);
 }
 
+// QLoRA expands each frozen 4-bit weight to 16 bits before every use (bitsandbytes MatMul4Bit:
+// dequantize_4bit, then the 16-bit GEMM), in the forward, the backward and, under full recompute,
+// the recompute: reading 4.127 bits and writing 2 bytes a weight, three times a micro-batch. LoRA on
+// 16-bit weights runs the same GEMMs without it.
+TEST(Training, QloraExpandsItsWeightsBeforeEachUse) {
+  Workload w;
+  w.micro_batch = 2;
+  w.seq = 2048;
+  w.recompute = Recompute::full;
+  const ModelSpec m = preset("llama-2-7b");
+  const Gpu g = gpu("rtx-4090");
+  const Stack hf = *StackCatalog::builtin().find("hf");
+  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, hf);
+  w.task = Task::lora;
+  const double lora = estimate_training(m, w, g, e, hf, default_cluster(g), {}).step_time_s;
+  w.task = Task::qlora;
+  const double qlora = estimate_training(m, w, g, e, hf, default_cluster(g), {}).step_time_s;
+  const double weights = static_cast<double>(m.layers) * static_cast<double>(m.parameters().per_layer());
+  const double pass = weights * (4.127 / 8 + 2) / (g.memory_bw_Bps * e.memory_max_fraction * e.vector_memory_fraction);
+  EXPECT_NEAR(qlora - lora, 3 * pass, 0.02 * 3 * pass);
+}
+
 TEST(Training, PipelineBubbleShrinksWithMoreMicroBatchesAndInterleaving) {
   Workload w;
   w.task = Task::pretrain;

@@ -124,13 +124,23 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     if (peft && op.kind == OpKind::matmul && !op.adapter) b.flops /= 2, b.bytes /= 2;
     OpTime tb = time_op(b, gpu, eff, op_p);
     const OpTime backward_extra = low ? apply_low_precision_recipe(op, *recipe, stack, gpu, eff, tf, tb) : OpTime{};
+    // QLoRA's frozen 4-bit weights are expanded to 16-bit before each use (bitsandbytes MatMul4Bit:
+    // dequantize_4bit, then F.linear in forward and a matmul in backward; torchao's NF4Tensor the
+    // same): a kernel of its own reading the packed weights and writing 16-bit ones, in the forward,
+    // the backward and any recompute.
+    OpTime dequantize;
+    if (w.task == Task::qlora && op.kind == OpKind::matmul && !op.adapter && op.name != "router")
+      dequantize.memory_s = (op.input_elements - op.activation_elements) * (bytes_per_value(Precision::nf4) + 2) /
+                            (gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction);
     fwd.add(tf, op.calls * stage_layers);
     bwd.add(tb, op.calls * stage_layers);
     bwd.add(backward_extra, op.calls * stage_layers);
+    fwd.add(dequantize, op.calls * stage_layers);
+    bwd.add(dequantize, op.calls * stage_layers);
     if (op.kind == OpKind::attention) attention_fwd_s += tf.total_s() * op.calls, attention_bwd_s += tb.total_s() * op.calls;
     if (op.kind == OpKind::matmul) gemm_fwd_s += tf.total_s() * op.calls, gemm_bwd_s += tb.total_s() * op.calls;
     const double share = recomputed_share(w, stack, op);
-    if (share > 0) recompute.add(tf, op.calls * stage_layers * share);
+    if (share > 0) recompute.add(tf, op.calls * stage_layers * share), recompute.add(dequantize, op.calls * stage_layers * share);
     if (op.kind != OpKind::vector) {
       fwd_flops_stage += op.flops * op.calls * stage_layers;
       recompute_flops_stage += op.flops * op.calls * stage_layers * share;
