@@ -156,6 +156,8 @@ if "$bin" stacks | grep -qE '^  flash-triton .*hopper 0\.163'; then pass=$((pass
 json_has train_names_attention_kernel "d['attention_kernel'] == 'flash-triton'" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --stack torchtitan --attention-kernel flash-triton --json
 check loss_chunk_without_a_chunking_loss 2 "--loss-chunk-tokens: applies to --loss chunked or fused" -- train --model llama-3.1-8b --gpu h100-sxm --stack megatron --loss-chunk-tokens 1024
 check fp8_without_recipe 2 "stack 'deepspeed' has no FP8 recipe" -- train --model llama-3.1-8b --gpu h100-sxm --precision fp8 --stack deepspeed
+# The text names the FP8 recipe it priced, as the JSON does.
+if "$bin" train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --precision fp8 --fp8-recipe rowwise --stack torchtitan-compile | tr '\n' ' ' | grep -qE 'FP8 recipe rowwise'; then pass=$((pass + 1)); else echo "FAIL train_names_fp8_recipe"; fail=$((fail + 1)); fi
 json_has fused_loss_saves_memory "d['loss'] == 'fused'" -- memory --model llama-3.1-8b --task lora --loss fused --json
 json_has fabrics_json "set(['ib-ndr','ib-hdr','roce-400','eth-400','eth-200','eth-100']) <= set(f['id'] for f in d) and all(f['source'] for f in d)" -- fabrics --json
 json_has train_cp "d['cp'] == 2 and d['gpus'] == 16" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 16 --cp 2 --seq 32768 --stack torchtitan --json

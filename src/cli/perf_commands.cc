@@ -155,9 +155,11 @@ int run_train(Context& ctx, const TrainFlags& f) {
                                          m.name, w.par.gpus(), gpu.id, w.par.tp, w.par.pp, w.par.dp,
                                          w.par.ep > 1 ? fmt::format(", ep {}", w.par.ep) : "", w.par.zero, w.micro_batch, w.seq,
                                          plural(e.micro_batches, "micro-batch", "micro-batches"))));
-  fmt::print("{}", fit_width(fmt::format("stack {} ({}), recompute {}, attention {}{}", stack->id, stack->name,
+  const LowPrecisionRecipe* recipe = w.precision == Precision::fp8 ? fp8_recipe_of(w, *stack) : nullptr;
+  fmt::print("{}", fit_width(fmt::format("stack {} ({}), recompute {}, attention {}{}{}", stack->id, stack->name,
                                          to_string(w.recompute_spec()), attention,
-                                         w.par.tp > 1 ? fmt::format(", TP overlap {}", stack->overlap_tp ? "on" : "off") : "")));
+                                         w.par.tp > 1 ? fmt::format(", TP overlap {}", stack->overlap_tp ? "on" : "off") : "",
+                                         recipe ? fmt::format(", FP8 recipe {}", recipe->id) : "")));
   print_model_caveats(m);
   fmt::print("\n");
   TextTable t({"step", "time", "share"});
