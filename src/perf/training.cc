@@ -38,6 +38,11 @@ Op backward_of(const Op& op) {
 
 namespace {
 
+// Bytes per second an element-wise kernel streams (casts, dequantisation, the optimizer update).
+double vector_Bps(const Gpu& gpu, const Efficiency& eff) {
+  return gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction;
+}
+
 // How much of one forward op runs again in backward. Megatron's selective recompute redoes the
 // attention core (the softmax with unfused attention); per-op checkpointing redoes element-wise
 // work and the stack's share of the matmuls (torchtitan: every other one); every:N redoes one
@@ -61,15 +66,15 @@ double recomputed_share(const Workload& w, const Stack& stack, const Op& op) {
 OpTime apply_low_precision_recipe(const Op& op, const LowPrecisionRecipe& recipe, const Stack& stack, const Gpu& gpu,
                                   const Efficiency& eff, OpTime& forward, OpTime& backward) {
   forward.compute_s /= recipe.gemm_relative_throughput, backward.compute_s /= recipe.gemm_relative_throughput;
-  const double vector_Bps = gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction;
+  const double Bps = vector_Bps(gpu, eff);
   // The casts of the GEMM's inputs (forward) and of its output gradient (backward).
   const double cast_bytes = stack.fused_elementwise ? recipe.fused_cast_bytes_per_element : recipe.cast_bytes_per_element;
-  forward.memory_s += cast_bytes * op.input_elements / vector_Bps;
-  backward.memory_s += cast_bytes * op.output_elements / vector_Bps;
+  forward.memory_s += cast_bytes * op.input_elements / Bps;
+  backward.memory_s += cast_bytes * op.output_elements / Bps;
   // Re-scaling a gradient GEMM's output and re-casting the saved input happen per linear module.
   const double modules = stack.separate_projections ? op.projections : 1;
   OpTime extra;
-  extra.memory_s = recipe.backward_input_bytes_per_element * op.activation_elements * modules / vector_Bps;
+  extra.memory_s = recipe.backward_input_bytes_per_element * op.activation_elements * modules / Bps;
   return extra;
 }
 
@@ -130,8 +135,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // the backward and any recompute.
     OpTime dequantize;
     if (w.task == Task::qlora && op.kind == OpKind::matmul && !op.adapter && op.name != "router")
-      dequantize.memory_s = (op.input_elements - op.activation_elements) * (bytes_per_value(Precision::nf4) + 2) /
-                            (gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction);
+      dequantize.memory_s = (op.input_elements - op.activation_elements) * (bytes_per_value(Precision::nf4) + 2) / vector_Bps(gpu, eff);
     fwd.add(tf, op.calls * stage_layers);
     bwd.add(tb, op.calls * stage_layers);
     bwd.add(backward_extra, op.calls * stage_layers);
@@ -286,8 +290,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     case Optimizer::adafactor: opt_bytes_per_param = 16; break;
   }
   const double opt_shard = w.par.zero >= 1 ? static_cast<double>(shard) : 1.0;
-  const double optimizer_s = trainable / opt_shard * opt_bytes_per_param /
-                             (gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction);
+  const double optimizer_s = trainable / opt_shard * opt_bytes_per_param / vector_Bps(gpu, eff);
 
   // ---- The fitted scales (data/fitted.toml) on the three kinds of term -----------------------
   const double k = static_cast<double>(micro);
