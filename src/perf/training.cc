@@ -121,7 +121,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   double attention_fwd_s = 0, attention_bwd_s = 0;  // what ring attention's sends hide behind
   double gemm_fwd_s = 0, gemm_bwd_s = 0;            // one layer's GEMMs, what overlapped TP hides behind
   for (const Op& op : block_forward_ops(m, s)) {
-    const bool low = recipe && op.kind == OpKind::matmul && op.name != "router" && !op.adapter;
+    // The model's own linear layers: what a low-precision recipe and QLoRA's 4-bit storage cover.
+    const bool base_linear = op.kind == OpKind::matmul && op.name != "router" && !op.adapter;
+    const bool low = recipe && base_linear;
     const Precision op_p = low ? p : p16;
     OpTime tf = time_op(op, gpu, eff, op_p);
     Op b = backward_of(op);
@@ -134,7 +136,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // same): a kernel of its own reading the packed weights and writing 16-bit ones, in the forward,
     // the backward and any recompute.
     OpTime dequantize;
-    if (w.task == Task::qlora && op.kind == OpKind::matmul && !op.adapter && op.name != "router")
+    if (w.task == Task::qlora && base_linear)
       dequantize.memory_s = (op.input_elements - op.activation_elements) * (bytes_per_value(Precision::nf4) + 2) / vector_Bps(gpu, eff);
     fwd.add(tf, op.calls * stage_layers);
     bwd.add(tb, op.calls * stage_layers);
@@ -249,9 +251,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     const double grad_sync = reduce(grad_bytes * (1 - expert_share)) +
                              collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
     dp_total = grad_sync;
-    // The backward's window includes its recompute, which runs layer by layer inside it.
-    dp_exposed = run.overlap_dp_grads.value_or(stack.overlap_dp_grads) ? std::max(0.0, grad_sync - 0.9 * (bwd.total() + recompute.total()))
-                                                                       : grad_sync;
+    // The backward's window, with the recompute that runs layer by layer inside it.
+    const double bwd_window = 0.9 * (bwd.total() + recompute.total());
+    double bwd_gather_on_link = 0;  // prefetched FSDP gathers that share the link with the gradients
     if (w.par.zero >= 3 && shard > 1) {
       // FSDP gathers the parameters for each micro-batch's forward and again for its backward
       // (once, when they are not resharded after forward), in FP8 where the stack casts before
@@ -269,15 +271,16 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
         gather_exposed = micro * (gather + bwd_gather);
       } else {
         // Prefetched gathers hide under the pass they feed: the forward's under the forward, the
-        // backward's under the backward (and its recompute), where the gradients' reduce-scatter
-        // shares the link with them in the last micro-batch.
-        const double fwd_window = 0.9 * fwd.total(), bwd_window = 0.9 * (bwd.total() + recompute.total());
-        const double bwd_exposed = std::max(0.0, bwd_gather - bwd_window);
-        gather_exposed = micro * (std::max(0.0, gather - fwd_window) + bwd_exposed);
-        if (run.overlap_dp_grads.value_or(stack.overlap_dp_grads))
-          dp_exposed = std::max(0.0, bwd_gather + grad_sync - bwd_window) - bwd_exposed;
+        // backward's under the backward, where the gradients' reduce-scatter shares the link with
+        // them in the last micro-batch.
+        gather_exposed = micro * (std::max(0.0, gather - 0.9 * fwd.total()) + std::max(0.0, bwd_gather - bwd_window));
+        bwd_gather_on_link = bwd_gather;
       }
     }
+    // What the gradients' reduction adds to the backward beyond what the gathers on its link expose.
+    dp_exposed = run.overlap_dp_grads.value_or(stack.overlap_dp_grads)
+        ? std::max(0.0, bwd_gather_on_link + grad_sync - bwd_window) - std::max(0.0, bwd_gather_on_link - bwd_window)
+        : grad_sync;
   }
 
   // ---- Optimizer: read and write weights, gradients and states (AdamW: ~28 B per parameter) ---
