@@ -34,6 +34,10 @@ constexpr EfficiencyKey kEfficiencyKeys[] = {
     {"pcie_fraction", &Efficiency::pcie_fraction, 1, 0.01, 1.0},
     {"network_fraction", &Efficiency::network_fraction, 1, 0.01, 1.0},
     {"collective_latency_s", &Efficiency::collective_latency_s, 1, 0, 1e-1},
+    {"ring_base_latency_s", &Efficiency::ring_base_latency_s, 1, 0, 1e-1},
+    {"ring_step_latency_nvlink_s", &Efficiency::ring_step_latency_nvlink_s, 1, 0, 1e-1},
+    {"ring_step_latency_pcie_s", &Efficiency::ring_step_latency_pcie_s, 1, 0, 1e-1},
+    {"ring_step_latency_network_s", &Efficiency::ring_step_latency_network_s, 1, 0, 1e-1},
     {"moe_load_imbalance", &Efficiency::moe_load_imbalance, 1, 1, 16},
     {"alltoall_fraction", &Efficiency::alltoall_fraction, 1, 0.01, 1.0},
 };

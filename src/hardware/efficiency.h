@@ -36,6 +36,12 @@ struct Efficiency {
   double pcie_fraction = 0.7;
   double network_fraction = 0.9;
   double collective_latency_s = 2e-5;
+  // NCCL's latency model for its ring all-gather and reduce-scatter: a base per collective plus a
+  // latency per ring step, on the link the step crosses.
+  double ring_base_latency_s = 8.4e-6;
+  double ring_step_latency_nvlink_s = 3.4e-6;
+  double ring_step_latency_pcie_s = 5.7e-6;
+  double ring_step_latency_network_s = 1.4e-5;
   // Mixture of experts with dropless routing: tokens the busiest expert-parallel rank receives,
   // relative to a balanced share (1 = balanced). Sets expert compute and buffers on that rank.
   double moe_load_imbalance = 1.0;

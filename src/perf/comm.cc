@@ -67,26 +67,59 @@ double all_to_all_time(double bytes, int64_t ranks, int64_t stride, const Gpu& g
 
 namespace gpuplan {
 
+namespace {
+
+// Members of a group per scale-up domain: as many as the domain holds that divide the group evenly
+// (64 ranks on NVL72 racks run as two domains of 32, not as one flat ring over the network).
+int64_t domain_members(int64_t ranks, int64_t stride, const Cluster& c) {
+  int64_t local = std::max<int64_t>(1, std::min<int64_t>(ranks, c.gpus_per_node / std::max<int64_t>(1, stride)));
+  while (local > 1 && ranks % local != 0) --local;
+  return local;
+}
+
+Link without_latency(Link link) {
+  link.latency_s = 0;
+  return link;
+}
+
+}  // namespace
+
+double ring_latency(int64_t ranks, int64_t stride, const Gpu& gpu, const Efficiency& eff, const Cluster& c) {
+  if (ranks <= 1) return 0;
+  const int64_t local = domain_members(ranks, stride, c);
+  const int64_t nodes = ranks / local;
+  const std::string inner = group_link(gpu, eff, c, local, stride).name;
+  const double intra_step = inner == "NVLink" ? eff.ring_step_latency_nvlink_s
+                            : inner == "PCIe" ? eff.ring_step_latency_pcie_s
+                                              : eff.ring_step_latency_network_s;
+  return eff.ring_base_latency_s + static_cast<double>(ranks - nodes) * intra_step +
+         static_cast<double>(nodes - 1) * eff.ring_step_latency_network_s;
+}
+
 double group_collective_time(Collective kind, double bytes, int64_t ranks, int64_t stride, const Gpu& gpu,
                              const Efficiency& eff, const Cluster& c) {
   const Link link = group_link(gpu, eff, c, ranks, stride);
-  // Members per scale-up domain: as many as the domain holds that divide the group evenly (64
-  // ranks on NVL72 racks run as two domains of 32, not as one flat ring over the network).
-  int64_t local = std::max<int64_t>(1, std::min<int64_t>(ranks, c.gpus_per_node / std::max<int64_t>(1, stride)));
-  while (local > 1 && ranks % local != 0) --local;
-  if (link.name != "network" || local <= 1 || kind == Collective::p2p || kind == Collective::all_to_all)
-    return collective_time(kind, bytes, ranks, link);
+  const int64_t local = domain_members(ranks, stride, c);
+  const bool two_levels = link.name == "network" && local > 1;
   const Link inner = group_link(gpu, eff, c, local, stride);
   const int64_t nodes = ranks / local;
   const double shard = bytes / static_cast<double>(local);
   switch (kind) {
     case Collective::all_reduce:
+      if (!two_levels) return collective_time(kind, bytes, ranks, link);
       return collective_time(Collective::reduce_scatter, bytes, local, inner) +
              collective_time(Collective::all_reduce, shard, nodes, link) +
              collective_time(Collective::all_gather, bytes, local, inner);
     case Collective::reduce_scatter:
-    case Collective::all_gather:
-      return collective_time(kind, bytes, local, inner) + collective_time(kind, shard, nodes, link);
+    case Collective::all_gather: {
+      // NCCL runs these as rings whatever the size: the bandwidth terms of the two levels, and the
+      // ring's latency over every member.
+      if (ranks <= 1 || bytes <= 0) return 0;
+      const double moved = two_levels ? collective_time(kind, bytes, local, without_latency(inner)) +
+                                            collective_time(kind, shard, nodes, without_latency(link))
+                                      : collective_time(kind, bytes, ranks, without_latency(link));
+      return moved + ring_latency(ranks, stride, gpu, eff, c);
+    }
     default: return collective_time(kind, bytes, ranks, link);
   }
 }

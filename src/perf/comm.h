@@ -47,6 +47,12 @@ double collective_time(Collective kind, double bytes, int64_t ranks, const Link&
 double group_collective_time(Collective kind, double bytes, int64_t ranks, int64_t stride, const Gpu& gpu,
                              const Efficiency& eff, const Cluster& c);
 
+// The latency of one ring all-gather or reduce-scatter over `ranks` GPUs `stride` apart, as NCCL's
+// tuning model counts it (src/graph/tuning.cc): a base, then one step per rank less one, of which
+// one per node boundary crosses the network and the rest the scale-up link (or PCIe). It grows with
+// the group, which is what makes per-layer gathers over thousands of ranks slow.
+double ring_latency(int64_t ranks, int64_t stride, const Gpu& gpu, const Efficiency& eff, const Cluster& c);
+
 // Mixture-of-experts dispatch or combine: each of `ranks` GPUs (members `stride` apart) sends
 // `bytes` of token copies spread over the group. Inside one NVLink domain it runs on NVLink;
 // beyond it, the share bound for other domains leaves through the network while the rest moves

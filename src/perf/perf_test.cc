@@ -214,6 +214,30 @@ TEST(Training, FsdpReduceScatterSharesTheBackwardsLinkWithItsGather) {
   EXPECT_GT(s.step_time_s, f.step_time_s);
 }
 
+// FSDP gathers and reduce-scatters one transformer block at a time, so each micro-batch pays a
+// ring's latency per layer, three times (forward gather, backward gather, gradient reduce-scatter).
+// Over 1,536 A100s each ring is 7.3 ms (NCCL's tuning model), over 64 about 0.5 ms.
+TEST(Training, FsdpPaysARingLatencyPerLayerThatGrowsWithTheGroup) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.micro_batch = 1;
+  w.seq = 2048;
+  w.par.zero = 3;
+  w.recompute = Recompute::full;
+  const ModelSpec m = preset("llama-2-7b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Stack torchtitan = *StackCatalog::builtin().find("torchtitan");
+  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, torchtitan);
+  const Cluster c = default_cluster(g);
+  const auto total = [&](int64_t dp) {
+    w.par.dp = dp;
+    return estimate_training(m, w, g, e, torchtitan, c, {}).breakdown.dp_comm_total_s;
+  };
+  const double per_layer = ring_latency(1536, 1, g, e, c) - ring_latency(64, 1, g, e, c);
+  // Forward and backward gathers and the reduce-scatter: 3 x (layers - 1) further rings each.
+  EXPECT_NEAR(total(1536) - total(64), 3 * (m.layers - 1) * per_layer, 0.05 * 3 * (m.layers - 1) * per_layer);
+}
+
 // QLoRA expands each frozen 4-bit weight to 16 bits before every use (bitsandbytes MatMul4Bit:
 // dequantize_4bit, then the 16-bit GEMM), in the forward, the backward and, under full recompute,
 // the recompute: reading 4.127 bits and writing 2 bytes a weight, three times a micro-batch. LoRA on
@@ -349,10 +373,25 @@ TEST(Comm, AGroupThatDoesNotFillTheDomainEvenlyStillGoesHierarchical) {
   const double bytes = 100e9;
   const double split = group_collective_time(Collective::all_gather, bytes, 64, 2, g, e, c);
   const double flat = collective_time(Collective::all_gather, bytes, 64, group_link(g, e, c, 64, 2));
-  const double expected = collective_time(Collective::all_gather, bytes, 32, group_link(g, e, c, 32, 2)) +
-                          collective_time(Collective::all_gather, bytes / 32, 2, group_link(g, e, c, 64, 2));
+  Link inner = group_link(g, e, c, 32, 2), outer = group_link(g, e, c, 64, 2);
+  inner.latency_s = outer.latency_s = 0;
+  const double expected = collective_time(Collective::all_gather, bytes, 32, inner) +
+                          collective_time(Collective::all_gather, bytes / 32, 2, outer) + ring_latency(64, 2, g, e, c);
   EXPECT_DOUBLE_EQ(split, expected);
   EXPECT_LT(split, flat / 4);
+}
+
+// NCCL's tuning model (src/graph/tuning.cc, Ring/Simple): 8.4 us, then 3.4 us a step on NVLink and
+// 14 us a step that crosses nodes. 1,536 A100s, 8 a node: 1,344 NVLink steps and 191 network steps.
+TEST(Comm, RingLatencyCountsEveryStepOfTheRing) {
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Cluster c = default_cluster(g);
+  const Efficiency e = eff(g);
+  EXPECT_NEAR(ring_latency(1536, 1, g, e, c), 8.4e-6 + 1344 * 3.4e-6 + 191 * 14e-6, 1e-12);
+  EXPECT_NEAR(ring_latency(8, 1, g, e, c), 8.4e-6 + 7 * 3.4e-6, 1e-12);
+  EXPECT_EQ(ring_latency(1, 1, g, e, c), 0);
+  // A tiny gather over thousands of ranks is all latency.
+  EXPECT_NEAR(group_collective_time(Collective::all_gather, 1024, 1536, 1, g, e, c), ring_latency(1536, 1, g, e, c), 1e-6);
 }
 
 TEST(Training, RunTimeAndGpuHoursFollowFromTokens) {

@@ -248,7 +248,12 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // step, overlapped with the last micro-batch's backward.
     const double expert_share = peft || stage_params <= 0 ? 0 : stage_experts / stage_params;
     const Link expert_dp_link = group_link(gpu, eff, cluster, xl.replicas, w.par.tp * w.par.dp / xl.replicas);
-    const double grad_sync = reduce(grad_bytes * (1 - expert_share)) +
+    // FSDP and ZeRO-3 gather and reduce-scatter one unit (a transformer block) at a time: every
+    // unit after the first pays a ring's latency again, which over thousands of ranks is
+    // milliseconds a collective.
+    const double per_unit_latency =
+        w.par.zero >= 3 && shard > 1 ? (stage_layers - 1) * ring_latency(shard, w.par.tp, gpu, eff, cluster) : 0;
+    const double grad_sync = reduce(grad_bytes * (1 - expert_share)) + per_unit_latency +
                              collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
     dp_total = grad_sync;
     // The backward's window, with the recompute that runs layer by layer inside it.
@@ -263,7 +268,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
       const double gather_bytes = recipe && stack.fp8_param_all_gather ? 1.0
                                   : w.task == Task::qlora                ? bytes_per_value(Precision::nf4)
                                                                          : s.weight_bytes;
-      const double gather = group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster);
+      const double gather =
+          group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster) +
+          per_unit_latency;
       const double bwd_gather = w.par.reshard_after_forward ? gather : 0;
       dp_total += (gather + bwd_gather) * micro;
       gather_link = group_link(gpu, eff, cluster, shard, w.par.tp).name;
