@@ -260,7 +260,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     } else {
       trainable = gpu_params;
       const bool mixed = bytes_per_value(other_p) < 4;
-      grad_b = mixed ? 2 : 4;  // ZeRO accounting: 16-bit gradients in mixed precision
+      // ZeRO accounting: 16-bit gradients in mixed precision, unless the stack keeps bf16's in fp32.
+      grad_b = mixed && !w.gradients_in_fp32_buffers() ? 2 : 4;
       master_b = mixed && w.fp32_master_weights ? 4 : 0;
     }
     e.trainable_parameters = static_cast<int64_t>(peft ? m.lora_parameters(w.lora_rank) : pc.total());

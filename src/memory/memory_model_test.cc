@@ -251,6 +251,30 @@ TEST(Memory, FabricFsdpLoraAccumulatesWholeGradientsOfTheFrozenWeights) {
   EXPECT_LT(estimate_memory(m, hf, eff_for("a100-40gb-sxm")).gradients, 0.01 * layers);
 }
 
+// Megatron accumulates and reduces bf16 gradients in fp32 main_grad buffers (arguments.py turns
+// --accumulate-allreduce-grads-in-fp32 on for bf16): 4 B a parameter, where fp16 and stacks
+// without the buffers keep 2 B; a run that reduces in bf16 (NeMo's FP8 performance recipes) is
+// back to 2 B.
+TEST(Memory, MegatronKeepsBf16GradientsInFp32) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.micro_batch = 1;
+  w.seq = 2048;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const double params = static_cast<double>(m.parameters().total());
+  Workload megatron = w, torchtitan = w;
+  apply_stack_training(*StackCatalog::builtin().find("megatron"), megatron);
+  apply_stack_training(*StackCatalog::builtin().find("torchtitan"), torchtitan);
+  const auto grads = [&](const Workload& x) { return estimate_memory(m, x, eff_for("h100-sxm")).gradients; };
+  EXPECT_NEAR(grads(megatron), 4 * params, 0.01 * params);
+  EXPECT_NEAR(grads(torchtitan), 2 * params, 0.01 * params);
+  megatron.precision = Precision::fp16;
+  EXPECT_NEAR(grads(megatron), 2 * params, 0.01 * params);
+  megatron.precision = Precision::bf16;
+  megatron.bf16_grads_in_fp32 = false;
+  EXPECT_NEAR(grads(megatron), 2 * params, 0.01 * params);
+}
+
 TEST(Memory, LoraTrainsOnlyAdapters) {
   Workload w;
   w.task = Task::lora;

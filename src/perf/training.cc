@@ -227,7 +227,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   const double stage_params = (stage_layers * (pc.per_layer() - layer_experts) + std::max(pc.embedding, pc.lm_head)) / tp +
                               stage_experts;
   const double trainable = peft ? static_cast<double>(m.lora_parameters(w.lora_rank)) / m.layers * stage_layers / tp : stage_params;
-  const double grad_bytes = trainable * (s.act_bytes == 4 ? 4 : 2);
+  const double grad_bytes =
+      trainable * (s.act_bytes == 4 || (!peft && w.gradients_in_fp32_buffers()) ? 4 : 2);
   // Gradients reduce over every replica of a parameter shard: the data-parallel and the
   // context-parallel ranks (cp sits inside dp, outside tp). Hybrid sharding reduce-scatters inside
   // its shard group and all-reduces the shard across the groups.

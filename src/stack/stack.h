@@ -86,6 +86,9 @@ struct Stack {
   // Mixed precision with an fp32 master copy of the weights (false: the bf16 weights are trained
   // directly, as torchtune's recipes do).
   bool master_weights = true;
+  // bf16 training accumulates and reduces the gradients in fp32 buffers (Megatron's main_grad:
+  // --accumulate-allreduce-grads-in-fp32, switched on for bf16 unless --grad-reduce-in-bf16).
+  bool bf16_grads_in_fp32 = false;
 
   double step_overhead_s = 0;  // fixed host-side cost per optimizer step
 

@@ -258,6 +258,9 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
 Status apply_stack_defaults(const TomlFields& f, const Stack& stack, Workload& w) {
   if (!f.table().contains("recompute")) w.set_recompute(stack.default_recompute);
   apply_stack_training(stack, w);
+  auto fp32_grads = f.optional_boolean("grad_reduce_in_fp32");
+  if (!fp32_grads) return fp32_grads.error();
+  if (*fp32_grads) w.bf16_grads_in_fp32 = **fp32_grads;
   if (!f.table().contains("loss")) w.loss = *parse_loss(stack.default_loss);
   if (!f.table().contains("reshard_after_forward")) apply_stack_layout(stack, w);
   return std::nullopt;
@@ -342,6 +345,12 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   auto net = f.optional_number("network_gbps");
   if (!net) return net.error();
   if (*net) cluster.network_Bps = **net * 1e9 / 8;
+  auto per_node = f.optional_integer("gpus_per_node");
+  if (!per_node) return per_node.error();
+  if (*per_node) {
+    if (**per_node < 1 || **per_node > 1024) return make_error(f.field("gpus_per_node"), "must be between 1 and 1024");
+    cluster.gpus_per_node = **per_node;
+  }
   auto nvlink = f.optional_boolean("nvlink");
   if (!nvlink) return nvlink.error();
   if (*nvlink) cluster.nvlink = **nvlink;

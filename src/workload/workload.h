@@ -113,6 +113,13 @@ struct Workload {
   // ones get gradients too.
   bool accumulation_defers_grad_reduce = false;
   bool frozen_weights_get_grads = false;
+  // bf16 gradients accumulated and reduced in fp32 (the stack's field of the same name).
+  bool bf16_grads_in_fp32 = false;
+  // Whether this run's 16-bit gradients live in fp32 buffers: bf16 (and FP8 recipes, whose
+  // weights are bf16) under such a stack.
+  bool gradients_in_fp32_buffers() const {
+    return bf16_grads_in_fp32 && (precision == Precision::bf16 || precision == Precision::fp8);
+  }
   // Mixture of experts: expert buffers sized at capacity_factor x the balanced load when tokens
   // beyond it are dropped (GShard, Switch); 0 = dropless routing (Megatron-Core, vLLM, SGLang).
   double moe_capacity_factor = 0;
