@@ -145,6 +145,10 @@ check unknown_loss 2 "--loss: must be standard, chunked, fused or compiled, not 
 check bad_cp 2 "--cp: 3 does not divide" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --cp 3
 check unknown_attention_kernel 2 "--attention-kernel: unknown attention kernel 'fa4' \(did you mean fa2" -- train --model llama-3.1-8b --gpu h100-sxm --attention-kernel fa4
 check attention_kernel_off_its_architecture 2 "--attention-kernel: attention kernel 'fa3' does not run on A100" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 8 --attention-kernel fa3
+check grad_reduce_bad_value 2 "--grad-reduce: must be fp32 or bf16, not 'fp16'" -- memory --model llama-3.1-8b --task pretrain --grad-reduce fp16
+# Megatron keeps bf16 gradients in fp32 (4 B each); --grad-reduce bf16 (NeMo's FP8 recipes) halves them.
+"$bin" memory --model llama-3.1-8b --task pretrain --stack megatron --json > "$tmp/grads_fp32.json" 2>/dev/null
+json_has grad_reduce_bf16_halves_gradients "abs(d['breakdown']['gradients'] * 2 - json.load(open('$tmp/grads_fp32.json'))['breakdown']['gradients']) < 1e6" -- memory --model llama-3.1-8b --task pretrain --stack megatron --grad-reduce bf16 --json
 check tp_overlap_bad_value 2 "--tp-overlap: must be on or off, not 'yes'" -- train --model llama-3.1-70b --gpu h100-sxm --gpus 8 --tp 8 --tp-overlap yes
 json_has train_unfused_attention_named "d['attention_kernel'] == 'unfused' and d['tp_overlap'] is False" -- train --model bert-large --gpu v100-32gb --precision fp16 --batch 4 --seq 512 --flash-attention off --stack hf --json
 # torchtitan turns async TP on only when asked: --tp-overlap on hides most of the TP collectives.

@@ -63,6 +63,9 @@ void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--tp-overlap", f.tp_overlap,
                  "on or off: tensor-parallel collectives overlapped with the neighbouring GEMMs (Megatron/TE userbuffers, "
                  "torchtitan async TP) (default: the stack's)");
+  sub.add_option("--grad-reduce", f.grad_reduce,
+                 "fp32 or bf16: the dtype bf16 training accumulates and reduces gradients in (Megatron: fp32 unless "
+                 "--grad-reduce-in-bf16, as NeMo's FP8 recipes set) (default: the stack's)");
 }
 
 Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
@@ -80,6 +83,11 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   }
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
   apply_stack_training(*stack, w);
+  if (!f.grad_reduce.empty()) {
+    if (f.grad_reduce != "fp32" && f.grad_reduce != "bf16")
+      return make_error("--grad-reduce", "must be fp32 or bf16, not '" + f.grad_reduce + "'" + did_you_mean(f.grad_reduce, {"fp32", "bf16"}));
+    w.bf16_grads_in_fp32 = f.grad_reduce == "fp32";
+  }
   auto loss = parse_loss(f.loss.empty() ? stack->default_loss : f.loss);
   if (!loss)
     return make_error("--loss", "must be " + loss_choices() + ", not '" + f.loss + "'" + did_you_mean(f.loss, loss_names()));
@@ -115,6 +123,7 @@ std::string training_only_flag(const WorkloadFlags& w) {
   if (!w.fp8_recipe.empty()) return "--fp8-recipe";
   if (!w.attention_kernel.empty()) return "--attention-kernel";
   if (!w.tp_overlap.empty()) return "--tp-overlap";
+  if (!w.grad_reduce.empty()) return "--grad-reduce";
   if (w.optimizer != "adamw") return "--optimizer";
   if (w.zero != 0) return "--zero";
   if (w.grad_accum != 1) return "--grad-accum";

@@ -24,6 +24,7 @@ struct WorkloadFlags {
   std::string fp8_recipe; // empty: the stack's first
   std::string attention_kernel;  // empty: the stack's kernel for the GPU's architecture
   std::string tp_overlap;        // on, off or empty (the stack's)
+  std::string grad_reduce;       // fp32, bf16 or empty (the stack's): bf16 training's gradient buffers
   int64_t cp = 1, shard_group = 0;
   bool no_reshard_after_forward = false;
   std::string flash = "on", kv_precision;

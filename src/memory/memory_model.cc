@@ -291,8 +291,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
           fmt::format("{} trainable per layer x {} B (the optimizer steps in backward)", format_count(layer), grad_b));
     } else {
       add("gradients", "gradients", (grad_div > 1 ? zero_share(trainable, expert_trainable) : trainable) * grad_b,
-          fmt::format("{} trainable x {} B{}", format_count(trainable), grad_b,
-                      grad_div > 1 ? fmt::format(" / {} ranks (ZeRO-2+)", w.par.shard_ranks()) : ""));
+          fmt::format("{} trainable x {} B{}{}", format_count(trainable), grad_b,
+                      grad_div > 1 ? fmt::format(" / {} ranks (ZeRO-2+)", w.par.shard_ranks()) : "",
+                      !peft && w.gradients_in_fp32_buffers() ? " (the stack accumulates bf16 gradients in fp32)" : ""));
     }
     double state_b = 0;
     const char* state_name = "";
