@@ -112,8 +112,8 @@ double group_collective_time(Collective kind, double bytes, int64_t ranks, int64
              collective_time(Collective::all_gather, bytes, local, inner);
     case Collective::reduce_scatter:
     case Collective::all_gather: {
-      // NCCL runs these as rings whatever the size: the bandwidth terms of the two levels, and the
-      // ring's latency over every member.
+      // NCCL runs these as rings (its trees serve all-reduce): the bandwidth terms of the two
+      // levels, and the ring's latency over every member.
       if (ranks <= 1 || bytes <= 0) return 0;
       const double moved = two_levels ? collective_time(kind, bytes, local, without_latency(inner)) +
                                             collective_time(kind, shard, nodes, without_latency(link))
