@@ -115,6 +115,7 @@ nlohmann::json stack_json(const Stack& s) {
           {"fp8_param_all_gather", s.fp8_param_all_gather},
           {"master_weights", s.master_weights},
           {"bf16_grads_in_fp32", s.bf16_grads_in_fp32},
+          {"fused_optimizer", s.fused_optimizer},
           {"fsdp", {{"keep_gathered_under_pp", s.keep_gathered_under_pp},
                     {"pp_defers_grad_reduce", s.pp_defers_grad_reduce},
                     {"accumulation_defers_grad_reduce", s.accumulation_defers_grad_reduce},

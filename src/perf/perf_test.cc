@@ -238,6 +238,24 @@ TEST(Training, FsdpPaysARingLatencyPerLayerThatGrowsWithTheGroup) {
   EXPECT_NEAR(total(1536) - total(64), 3 * (m.layers - 1) * per_layer, 0.05 * 3 * (m.layers - 1) * per_layer);
 }
 
+// torch's default AdamW (foreach) runs its update as seven separate passes over fp32 tensors, 72 B
+// a parameter (torch/optim/adam.py _multi_tensor_adam), where a fused kernel moves 28: the Hugging
+// Face stack's optimizer step costs 72/28 of a fused stack's on the same work.
+TEST(Training, UnfusedAdamwMovesMoreBytesAParameter) {
+  Workload w;
+  w.task = Task::full;
+  w.micro_batch = 1;
+  w.seq = 512;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  Stack fused = *StackCatalog::builtin().find("hf"), unfused = fused;
+  ASSERT_FALSE(unfused.fused_optimizer);
+  fused.fused_optimizer = true;
+  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, fused);
+  const auto opt = [&](const Stack& s) { return estimate_training(m, w, g, e, s, default_cluster(g), {}).breakdown.optimizer_s; };
+  EXPECT_NEAR(opt(unfused) / opt(fused), 72.0 / 28.0, 1e-9);
+}
+
 // QLoRA expands each frozen 4-bit weight to 16 bits before every use (bitsandbytes MatMul4Bit:
 // dequantize_4bit, then the 16-bit GEMM), in the forward, the backward and, under full recompute,
 // the recompute: reading 4.127 bits and writing 2 bytes a weight, three times a micro-batch. LoRA on

@@ -292,9 +292,12 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   }
 
   // ---- Optimizer: read and write weights, gradients and states (AdamW: ~28 B per parameter) ---
+  // Unfused AdamW (torch's foreach default, _multi_tensor_adam in torch/optim/adam.py) runs lerp_,
+  // mul_, addcmul_, sqrt, div_, add_ and addcdiv_ as separate passes over fp32 tensors: 12 + 8 + 12
+  // + 8 + 8 + 8 + 16 = 72 B a parameter.
   double opt_bytes_per_param = 0;
   switch (w.optimizer) {
-    case Optimizer::adamw: opt_bytes_per_param = 28; break;
+    case Optimizer::adamw: opt_bytes_per_param = stack.fused_optimizer ? 28 : 72; break;
     case Optimizer::adamw8bit: opt_bytes_per_param = 16; break;
     case Optimizer::sgd:
     case Optimizer::lion: opt_bytes_per_param = 20; break;

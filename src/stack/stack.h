@@ -89,6 +89,9 @@ struct Stack {
   // bf16 training accumulates and reduces the gradients in fp32 buffers (Megatron's main_grad:
   // --accumulate-allreduce-grads-in-fp32, switched on for bf16 unless --grad-reduce-in-bf16).
   bool bf16_grads_in_fp32 = false;
+  // AdamW steps in one fused kernel a tensor group (Apex/TE/DeepSpeed FusedAdam, torch fused=True):
+  // false for torch's default foreach AdamW and transformers' own, whose separate passes move more.
+  bool fused_optimizer = true;
 
   double step_overhead_s = 0;  // fixed host-side cost per optimizer step
 
