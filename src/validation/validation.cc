@@ -14,6 +14,7 @@
 #include "memory/memory_model.h"
 #include "calibrate/cross_gpu.h"
 #include "validation/serving_rows.h"
+#include "util/checked.h"
 
 namespace gpuplan {
 
@@ -348,7 +349,7 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   auto per_node = f.optional_integer("gpus_per_node");
   if (!per_node) return per_node.error();
   if (*per_node) {
-    if (**per_node < 1 || **per_node > 1024) return make_error(f.field("gpus_per_node"), "must be between 1 and 1024");
+    if (auto s = require_range(**per_node, f.field("gpus_per_node"), 1, 1024)) return *s;
     cluster.gpus_per_node = **per_node;
   }
   auto nvlink = f.optional_boolean("nvlink");
