@@ -116,6 +116,10 @@ nlohmann::json stack_json(const Stack& s) {
           {"master_weights", s.master_weights},
           {"bf16_grads_in_fp32", s.bf16_grads_in_fp32},
           {"fused_optimizer", s.fused_optimizer},
+          // null: flash off still runs one fused scale-mask-softmax kernel
+          {"eager_attention_bytes_per_score", s.eager_score_forward_bytes > 0
+               ? nlohmann::json{{"forward", s.eager_score_forward_bytes}, {"backward", s.eager_score_backward_bytes}}
+               : nlohmann::json(nullptr)},
           {"fsdp", {{"keep_gathered_under_pp", s.keep_gathered_under_pp},
                     {"pp_defers_grad_reduce", s.pp_defers_grad_reduce},
                     {"accumulation_defers_grad_reduce", s.accumulation_defers_grad_reduce},

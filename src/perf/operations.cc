@@ -84,7 +84,9 @@ void attention_ops(const ModelSpec& m, const ForwardShape& s, double kv_len, std
   } else {
     const double scores = T * kv_len * (m.heads / t);
     ops.push_back({"attention scores QK^T", OpKind::matmul, core_flops / 2, T * qd * ab + kv_read / 2 + scores * ab, 1});
-    ops.push_back(vec("softmax", scores, ab, 2));
+    Op chain = s.score_forward_bytes > 0 ? vec("softmax", scores, s.score_forward_bytes, 1) : vec("softmax", scores, ab, 2);
+    chain.backward_bytes = scores * s.score_backward_bytes;
+    ops.push_back(chain);
     ops.push_back({"attention x V", OpKind::matmul, core_flops / 2, scores * ab + kv_read / 2 + T * qd * ab, 1});
   }
   ops.push_back(gemm("attention output projection", T, qd, h, wb, ab));

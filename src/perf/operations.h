@@ -19,6 +19,9 @@ struct ForwardShape {
   double tp = 1;
   bool sequence_parallel = false;
   bool flash = true;
+  // Unfused attention's element-wise chain over the scores, bytes per score element forward and
+  // backward (Stack::eager_score_*_bytes); 0: one fused softmax kernel.
+  double score_forward_bytes = 0, score_backward_bytes = 0;
   bool lm_head_all_tokens = true;  // training: logits for every token; inference: last token only
   double weight_bytes = 2;   // per weight in the block linears
   double other_weight_bytes = 2;

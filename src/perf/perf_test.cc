@@ -256,6 +256,40 @@ TEST(Training, UnfusedAdamwMovesMoreBytesAParameter) {
   EXPECT_NEAR(opt(unfused) / opt(fused), 72.0 / 28.0, 1e-9);
 }
 
+// Eager attention (flash off) runs the model code's element-wise ops over every score element:
+// the stack's own byte count (stacks.toml), where a fused softmax kernel reads and writes once.
+// Only the softmax op changes; with flash attention on there are no scores to move.
+TEST(Training, EagerAttentionMovesTheStacksBytesPerScore) {
+  Workload w;
+  w.task = Task::full;
+  w.precision = Precision::fp16;
+  w.micro_batch = 4;
+  w.seq = 1024;
+  w.flash_attention = false;
+  const ModelSpec m = preset("gpt2");
+  const Gpu g = gpu("v100-32gb");
+  const Stack hf = *StackCatalog::builtin().find("hf");
+  Stack fused = hf;
+  fused.eager_score_forward_bytes = fused.eager_score_backward_bytes = 0;
+  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, hf);
+  ForwardShape s;
+  s.tokens = 4 * 1024, s.sequences = 4, s.kv_len = 1024, s.flash = false;
+  s.score_forward_bytes = hf.eager_score_forward_bytes, s.score_backward_bytes = hf.eager_score_backward_bytes;
+  const double scores = 4.0 * 1024 * 1024 * m.heads;
+  for (const Op& op : block_forward_ops(m, s)) {
+    if (op.name != "softmax") continue;
+    EXPECT_DOUBLE_EQ(op.bytes, scores * 33);
+    EXPECT_DOUBLE_EQ(backward_of(op).bytes, scores * 37);
+  }
+  const auto step = [&](const Stack& st) { return estimate_training(m, w, g, e, st, default_cluster(g), {}).step_time_s; };
+  const double extra = step(hf) - step(fused);
+  const double bw = g.memory_bw_Bps * e.memory_max_fraction * e.vector_memory_fraction;
+  // (33 + 37) - (4 + 8) bytes a score element, in every layer.
+  EXPECT_NEAR(extra, scores * m.layers * (70 - 12) / bw, 1e-9);
+  w.flash_attention = true;
+  EXPECT_DOUBLE_EQ(step(hf), step(fused));
+}
+
 // QLoRA expands each frozen 4-bit weight to 16 bits before every use (bitsandbytes MatMul4Bit:
 // dequantize_4bit, then the 16-bit GEMM), in the forward, the backward and, under full recompute,
 // the recompute: reading 4.127 bits and writing 2 bytes a weight, three times a micro-batch. LoRA on

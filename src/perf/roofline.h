@@ -31,6 +31,8 @@ struct Op {
   // the Q, K and V projections, 2 for a gated MLP's gate and up).
   double projections = 1;
   bool adapter = false;  // a LoRA adapter's op: trained, unlike the frozen base weights it rides on
+  // Bytes its backward moves per call where the model code says so (0: the kind's rule of thumb).
+  double backward_bytes = 0;
 };
 
 struct OpTime {

@@ -31,7 +31,7 @@ Op backward_of(const Op& op) {
   switch (op.kind) {
     case OpKind::matmul: b.flops *= 2, b.bytes *= 2; break;
     case OpKind::attention: b.flops *= 2.5, b.bytes *= 2; break;
-    case OpKind::vector: b.bytes *= 2; break;
+    case OpKind::vector: b.bytes = op.backward_bytes > 0 ? op.backward_bytes : 2 * op.bytes; break;
   }
   return b;
 }
@@ -106,6 +106,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   s.tp = tp;
   s.sequence_parallel = w.par.sequence_parallel && w.par.tp > 1;
   s.flash = w.flash_attention;
+  s.score_forward_bytes = stack.eager_score_forward_bytes, s.score_backward_bytes = stack.eager_score_backward_bytes;
   s.act_bytes = bytes_per_value(w.activation_precision());
   s.weight_bytes = w.task == Task::qlora ? 2 : std::min(2.0, s.act_bytes);  // QLoRA dequantises to 16-bit
   if (w.activation_precision() == Precision::fp32) s.weight_bytes = 4;

@@ -80,7 +80,7 @@ const LowPrecisionRecipe* fp8_recipe_of(const Workload& w, const Stack& stack);
 
 // Backward of a GEMM is two GEMMs (input and weight gradients) of the forward's size; a fused
 // attention backward does 2.5x the forward's matmul work (FlashAttention-2 paper, section 3.2);
-// element-wise backward passes move about twice the bytes.
+// element-wise backward passes move about twice the bytes, unless the op counts its own.
 Op backward_of(const Op& op);
 
 // A low-precision recipe on one GEMM: `forward` and `backward` (the GEMM timed in the recipe's

@@ -149,7 +149,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -201,6 +201,18 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   if (!step) return step.error();
   s.op_recompute_matmul_share = *share;
   s.step_overhead_s = *step;
+  if (const toml::node* n = t.get("eager_attention_bytes_per_score")) {
+    const toml::table* e = n->as_table();
+    if (!e) return make_error(f.field("eager_attention_bytes_per_score"), "must be a table { forward = B, backward = B }");
+    TomlFields ef(*e, f.field("eager_attention_bytes_per_score"));
+    if (auto bad = ef.only_keys({"forward", "backward"})) return *bad;
+    for (auto [key, out] : {std::pair{"forward", &s.eager_score_forward_bytes}, std::pair{"backward", &s.eager_score_backward_bytes}}) {
+      auto v = ef.number(key);
+      if (!v) return v.error();
+      if (!(*v >= 1 && *v <= 256)) return make_error(ef.field(key), fmt::format("must be between 1 and 256 bytes, got {}", *v));
+      *out = *v;
+    }
+  }
   std::vector<std::string> recipes;
   if (auto e = read_strings(f, "fp8_recipes", recipes, false)) return *e;
   for (const auto& id : recipes) {

@@ -56,6 +56,11 @@ struct Stack {
   // The model code keeps Q, K and V (and a gated MLP's gate and up) as separate linear modules, so
   // per-module work (a low-precision recipe's casts and re-scaling) happens once per projection.
   bool separate_projections = false;
+  // Attention that is not one fused kernel (flash off) runs the model code's element-wise ops over
+  // the score matrix between QK^T and AV: scale, masks, softmax, dropout and any casts. Bytes moved
+  // per score element, forward and backward; 0 means one fused scale-mask-softmax kernel (a read
+  // and a write at the activation width, as Megatron's FusedScaleMaskSoftmax).
+  double eager_score_forward_bytes = 0, eager_score_backward_bytes = 0;
 
   // What the stack does unless told otherwise
   RecomputeSpec default_recompute;

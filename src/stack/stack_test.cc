@@ -97,6 +97,13 @@ TEST(Stacks, FileErrorsNameTheField) {
       std::string(kernel) + recipe + stack("attention = { default = \"k\" }\nseparate_projections = \"yes\"\n"), "t");
   ASSERT_FALSE(bad_projections.ok());
   EXPECT_NE(bad_projections.error().field.find("separate_projections"), std::string::npos);
+  for (const char* eager : {"eager_attention_bytes_per_score = 33\n", "eager_attention_bytes_per_score = { forward = 33 }\n",
+                            "eager_attention_bytes_per_score = { forward = 33, backward = -1 }\n",
+                            "eager_attention_bytes_per_score = { forward = 33, backward = 37, sideways = 1 }\n"}) {
+    auto bad_eager = StackCatalog::from_toml(std::string(kernel) + recipe + stack(std::string("attention = { default = \"k\" }\n") + eager), "t");
+    ASSERT_FALSE(bad_eager.ok()) << eager;
+    EXPECT_NE(bad_eager.error().field.find("eager_attention_bytes_per_score"), std::string::npos) << eager;
+  }
 }
 
 TEST(Recompute, ParsesEveryN) {
