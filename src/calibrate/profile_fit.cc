@@ -104,6 +104,7 @@ EfficiencyTable calibrated_table(const EfficiencyTable& table, const Catalog& ca
                         g.id, e.matmul_max_fraction, e.attention_fraction, e.memory_max_fraction, e.vector_memory_fraction);
     if (e.matmul_max_fraction_fp8 > 0) text += fmt::format("matmul_max_fraction_fp8 = {}\n", e.matmul_max_fraction_fp8);
     if (e.matmul_max_fraction_fp4 > 0) text += fmt::format("matmul_max_fraction_fp4 = {}\n", e.matmul_max_fraction_fp4);
+    if (e.matmul_max_fraction_fp32 > 0) text += fmt::format("matmul_max_fraction_fp32 = {}\n", e.matmul_max_fraction_fp32);
   }
   auto over = EfficiencyTable::from_toml(text, "profile calibration");
   return over ? table.with_overrides(*over) : table;

@@ -54,6 +54,7 @@ Efficiency Engine::prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu,
   e.matmul_max_fraction = gpu_eff.matmul_max_fraction * k;
   e.matmul_max_fraction_fp8 = gpu_eff.matmul_max_fraction_fp8 * k;
   e.matmul_max_fraction_fp4 = gpu_eff.matmul_max_fraction_fp4 * k;
+  e.matmul_max_fraction_fp32 = gpu_eff.matmul_max_fraction_fp32 * k;
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   return e;
 }

@@ -155,6 +155,18 @@ TEST(Efficiency, Fp8GemmsReachTheirOwnShareOfTheFp8Peak) {
   EXPECT_DOUBLE_EQ(a100.matmul_fraction(1e15, Precision::fp8), a100.matmul_fraction(1e15));
 }
 
+// Mu Li's transformers-benchmarks micro-benchmarks on a V100: FP32 matmul 14 of 15.7 TFLOPS on the
+// CUDA cores, FP16 95 of 125 on the tensor cores. An fp32 training step on a V100 times its GEMMs
+// at the first share, a fp16 one at the second.
+TEST(Efficiency, VoltaFp32GemmsReachTheirOwnShareOfTheFp32Peak) {
+  const Gpu v100 = *Catalog::builtin().find("v100-32gb");
+  const Efficiency e = EfficiencyTable::builtin().for_gpu(v100);
+  EXPECT_NEAR(e.matmul_fraction(1e15, v100.gemm_precision(Precision::fp32)), 0.89, 1e-9);
+  EXPECT_NEAR(e.matmul_fraction(1e15, Precision::fp16), 0.76, 1e-9);
+  const Efficiency a100 = EfficiencyTable::builtin().for_gpu(*Catalog::builtin().find("a100-80gb-sxm"));
+  EXPECT_DOUBLE_EQ(a100.matmul_fraction(1e15, Precision::fp32), a100.matmul_fraction(1e15));
+}
+
 // vLLM PR #20646: NVFP4 GEMMs on a B200 reach 3,904 of the 9,000 TFLOPS FP4 peak (43.4%) where
 // BF16 reaches 77.6% (MAMF table).
 TEST(Efficiency, Fp4GemmsReachTheirOwnShareOfTheFp4Peak) {

@@ -22,6 +22,7 @@ constexpr EfficiencyKey kEfficiencyKeys[] = {
     {"matmul_max_fraction", &Efficiency::matmul_max_fraction, 1, 0.01, 1.0},
     {"matmul_max_fraction_fp8", &Efficiency::matmul_max_fraction_fp8, 1, 0.01, 1.0},
     {"matmul_max_fraction_fp4", &Efficiency::matmul_max_fraction_fp4, 1, 0.01, 1.0},
+    {"matmul_max_fraction_fp32", &Efficiency::matmul_max_fraction_fp32, 1, 0.01, 1.0},
     {"memory_max_fraction", &Efficiency::memory_max_fraction, 1, 0.01, 1.0},
     {"vector_memory_fraction", &Efficiency::vector_memory_fraction, 1, 0.01, 1.0},
     {"attention_fraction", &Efficiency::attention_fraction, 1, 0.01, 1.0},
@@ -114,6 +115,7 @@ double Efficiency::matmul_fraction(double flops, Precision compute) const {
   const double f = matmul_fraction(flops);
   if (compute == Precision::fp8 && matmul_max_fraction_fp8 > 0) return f * matmul_max_fraction_fp8 / matmul_max_fraction;
   if (is_fp4(compute) && matmul_max_fraction_fp4 > 0) return f * matmul_max_fraction_fp4 / matmul_max_fraction;
+  if (compute == Precision::fp32 && matmul_max_fraction_fp32 > 0) return f * matmul_max_fraction_fp32 / matmul_max_fraction;
   return f;
 }
 

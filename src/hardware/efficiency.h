@@ -22,6 +22,8 @@ struct Efficiency {
   double matmul_max_fraction_fp8 = 0;
   // Best dense FP4 GEMM (NVFP4 on Blackwell), of the FP4 datasheet peak; 0: as matmul_max_fraction.
   double matmul_max_fraction_fp4 = 0;
+  // Best FP32 GEMM on the CUDA cores (no tensor cores), of the FP32 peak; 0: as matmul_max_fraction.
+  double matmul_max_fraction_fp32 = 0;
   double memory_max_fraction = 0.85;
   double vector_memory_fraction = 0.7;
   // Fused attention kernels, of the datasheet matmul peak. For training this comes from the

@@ -86,7 +86,9 @@ TEST(Roofline, Fp32GemmsFillTheGpuSoonerThanTensorCoreGemms) {
   const double ratio = op_peak_flops(v100, OpKind::matmul, Precision::fp16) / op_peak_flops(v100, OpKind::matmul, Precision::fp32);
   EXPECT_GT(ratio, 7.0);
   EXPECT_GT(fraction(gemm, Precision::fp32), fraction(gemm, Precision::fp16) + 0.1);
-  EXPECT_NEAR(fraction(gemm, Precision::fp32), fraction(gemm * ratio, Precision::fp16), 1e-9);
+  // ... at the size curve's point of a tensor-core GEMM as long, and toward SGEMM's own ceiling.
+  EXPECT_NEAR(fraction(gemm, Precision::fp32),
+              fraction(gemm * ratio, Precision::fp16) * e.matmul_max_fraction_fp32 / e.matmul_max_fraction, 1e-9);
 }
 
 // Llama rotates q and k every layer; MPT's ALiBi is a bias inside the attention kernel and GPT-2
