@@ -258,6 +258,25 @@ TEST(Training, UnfusedAdamwMovesMoreBytesAParameter) {
   EXPECT_NEAR(opt(unfused) / opt(fused), 72.0 / 28.0, 1e-9);
 }
 
+// Adafactor saves memory, not traffic: transformers' Adafactor.step makes eight passes over each
+// factored fp32 tensor, 84 B a parameter, three times a fused AdamW's 28.
+TEST(Training, AdafactorStepsMoveMoreBytesThanFusedAdamw) {
+  Workload w;
+  w.task = Task::full;
+  w.micro_batch = 1;
+  w.seq = 512;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Stack megatron = *StackCatalog::builtin().find("megatron");
+  ASSERT_TRUE(megatron.fused_optimizer);
+  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, megatron);
+  const auto opt = [&](Optimizer o) {
+    w.optimizer = o;
+    return estimate_training(m, w, g, e, megatron, default_cluster(g), {}).breakdown.optimizer_s;
+  };
+  EXPECT_NEAR(opt(Optimizer::adafactor) / opt(Optimizer::adamw), 84.0 / 28.0, 1e-9);
+}
+
 // Eager attention (flash off) runs the model code's element-wise ops over every score element:
 // the stack's own byte count (stacks.toml), where a fused softmax kernel reads and writes once.
 // Only the softmax op changes; with flash attention on there are no scores to move.

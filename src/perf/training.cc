@@ -302,7 +302,11 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     case Optimizer::adamw8bit: opt_bytes_per_param = 16; break;
     case Optimizer::sgd:
     case Optimizer::lion: opt_bytes_per_param = 20; break;
-    case Optimizer::adafactor: opt_bytes_per_param = 16; break;
+    // Adafactor has no fused kernel (Apex and torch have none); transformers' Adafactor.step, per
+    // factored fp32 tensor: the RMS of p (4), grad**2 + eps (16), the row and column means (8), the
+    // outer product of their rsqrt (4), times grad (12), the update's RMS clip (12), times lr (8),
+    // and p.add_(-update) (20): 84 B a parameter.
+    case Optimizer::adafactor: opt_bytes_per_param = 84; break;
   }
   const double opt_shard = w.par.zero >= 1 ? static_cast<double>(shard) : 1.0;
   const double optimizer_s = trainable / opt_shard * opt_bytes_per_param / vector_Bps(gpu, eff);
