@@ -373,7 +373,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
                  : "the MLP backward's activation gradients");
     add_act("embedding output", tokens * m.hidden * B / (sp ? t : 1), "s x b x h");
     const bool last_stage_here = w.par.pp == 1 || !first_is_max;
-    if (last_stage_here && !(m.traits.encoder && w.task != Task::pretrain)) {
+    if (last_stage_here && w.lm_head(m)) {
       add_act("logits and loss", logits_bytes(m, w, tokens, B), loss_formula(m, w, B));
     }
   } else {

@@ -202,7 +202,7 @@ std::vector<Op> head_forward_ops(const ModelSpec& m, const ForwardShape& s, bool
   std::vector<Op> ops;
   ops.push_back(vec("embedding lookup", s.tokens * h, s.act_bytes, 2));
   ops.push_back(vec("final norm", s.tokens * h, s.act_bytes, 2));
-  if (m.traits.encoder && !loss) return ops;
+  if (m.traits.encoder && (!loss || !s.lm_head)) return ops;
   const double rows = s.lm_head_all_tokens ? s.tokens : s.sequences;
   ops.push_back(gemm("LM head", rows, h, m.vocab / t, s.other_weight_bytes, s.act_bytes));
   if (loss) ops.push_back(vec("softmax cross-entropy (fp32)", rows * m.vocab / t, 4, 3));

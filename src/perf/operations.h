@@ -23,6 +23,9 @@ struct ForwardShape {
   // backward (Stack::eager_score_*_bytes); 0: one fused softmax kernel.
   double score_forward_bytes = 0, score_backward_bytes = 0;
   bool lm_head_all_tokens = true;  // training: logits for every token; inference: last token only
+  // An encoder fine-tuned for a task (BERT for classification or QA spans) swaps its MLM head for
+  // a small task head: no vocabulary logits, as the memory model has it too.
+  bool lm_head = true;
   double weight_bytes = 2;   // per weight in the block linears
   double other_weight_bytes = 2;
   double act_bytes = 2;

@@ -258,6 +258,31 @@ TEST(Training, UnfusedAdamwMovesMoreBytesAParameter) {
   EXPECT_NEAR(opt(unfused) / opt(fused), 72.0 / 28.0, 1e-9);
 }
 
+// BERT fine-tuned for classification or QA spans swaps its MLM head for a small task head: no
+// vocabulary projection and no cross-entropy over 30,522 logits a token (the memory model already
+// leaves the logits out). Pre-training keeps the MLM head.
+TEST(Training, EncoderFineTunesCarryNoLmHead) {
+  Workload w;
+  w.precision = Precision::fp16;
+  w.micro_batch = 32;
+  w.seq = 128;
+  const ModelSpec m = preset("bert-base");
+  const Gpu g = gpu("v100-32gb");
+  const Stack hf = *StackCatalog::builtin().find("hf");
+  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, hf);
+  w.task = Task::full;
+  EXPECT_FALSE(w.lm_head(m));
+  const double finetune = estimate_training(m, w, g, e, hf, default_cluster(g), {}).breakdown.compute_s;
+  w.task = Task::pretrain;
+  EXPECT_TRUE(w.lm_head(m));
+  const double pretrain = estimate_training(m, w, g, e, hf, default_cluster(g), {}).breakdown.compute_s;
+  // The MLM head is h x vocab = 768 x 30,522 of BERT-base's GEMMs, three passes of it.
+  EXPECT_GT(pretrain, finetune * 1.15);
+  EXPECT_TRUE(w.lm_head(preset("llama-3.1-8b")));
+  w.task = Task::full;
+  EXPECT_TRUE(w.lm_head(preset("llama-3.1-8b")));  // a causal LM fine-tunes on its own logits
+}
+
 // Adafactor saves memory, not traffic: transformers' Adafactor.step makes eight passes over each
 // factored fp32 tensor, 84 B a parameter, three times a fused AdamW's 28.
 TEST(Training, AdafactorStepsMoveMoreBytesThanFusedAdamw) {

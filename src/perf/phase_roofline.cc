@@ -40,6 +40,7 @@ RooflineReport roofline(const ModelSpec& m, const Workload& w, const Gpu& gpu, c
     s.tokens = s.sequences * static_cast<double>(w.seq);
     s.kv_len = static_cast<double>(w.seq);
     s.lm_head_all_tokens = phase == Phase::train;
+    s.lm_head = w.lm_head(m);
   }
   const double layers = static_cast<double>(m.layers);
   auto add = [&](const Op& op, double calls) {

@@ -112,6 +112,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   if (w.activation_precision() == Precision::fp32) s.weight_bytes = 4;
   s.other_weight_bytes = s.weight_bytes;
   s.causal_halving = w.flash_attention && !m.traits.encoder;
+  s.lm_head = w.lm_head(m);
   if (peft) s.lora_rank = static_cast<double>(w.lora_rank);
   set_expert_layout(m, w, eff, s);
 

@@ -130,6 +130,9 @@ struct Workload {
   void set_recompute(const RecomputeSpec& r) { recompute = r.mode, recompute_every = r.every; }
   // Fraction of the layers whose forward runs again in backward (full: 1, every:N: 1/N).
   double recomputed_layer_fraction() const;
+  // Training computes vocabulary logits and their cross-entropy, except an encoder fine-tuned for
+  // a task (BERT for classification or QA spans), whose small task head replaces the MLM head.
+  bool lm_head(const ModelSpec& m) const { return !(m.traits.encoder && task != Task::pretrain); }
   // The activation and KV dtype: 16-bit unless training or serving in fp32.
   Precision activation_precision() const;
   Precision kv() const { return kv_precision.value_or(activation_precision()); }
