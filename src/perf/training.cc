@@ -43,6 +43,14 @@ double vector_Bps(const Gpu& gpu, const Efficiency& eff) {
   return gpu.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction;
 }
 
+// `op` as `n` kernels of equal size, each timed on its own (n = 1: the op as it stands).
+OpTime time_gemms(Op op, double n, const Gpu& gpu, const Efficiency& eff, Precision p) {
+  op.flops /= n, op.bytes /= n;
+  OpTime t = time_op(op, gpu, eff, p);
+  t.compute_s *= n, t.memory_s *= n, t.overhead_s *= n;
+  return t;
+}
+
 // How much of one forward op runs again in backward. Megatron's selective recompute redoes the
 // attention core (the softmax with unfused attention); per-op checkpointing redoes element-wise
 // work and the stack's share of the matmuls (torchtitan: every other one); every:N redoes one
@@ -127,11 +135,15 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     const bool base_linear = op.kind == OpKind::matmul && op.name != "router" && !op.adapter;
     const bool low = recipe && base_linear;
     const Precision op_p = low ? p : p16;
-    OpTime tf = time_op(op, gpu, eff, op_p);
+    // Each GEMM is timed at its own size, which sets its efficiency: a stack whose model code keeps
+    // Q, K and V (or gate and up) apart runs one GEMM a projection, and a backward runs the input-
+    // and weight-gradient GEMMs, each the forward's size (frozen base weights only the first).
+    const bool frozen = peft && op.kind == OpKind::matmul && !op.adapter;
+    const double apart = op.kind == OpKind::matmul && stack.separate_projections ? op.projections : 1;
+    OpTime tf = time_gemms(op, apart, gpu, eff, op_p);
     Op b = backward_of(op);
-    // Frozen base weights (LoRA/QLoRA) need only input gradients: half the GEMM backward.
-    if (peft && op.kind == OpKind::matmul && !op.adapter) b.flops /= 2, b.bytes /= 2;
-    OpTime tb = time_op(b, gpu, eff, op_p);
+    if (frozen) b.flops /= 2, b.bytes /= 2;
+    OpTime tb = time_gemms(b, op.kind == OpKind::matmul ? apart * (frozen ? 1 : 2) : 1, gpu, eff, op_p);
     const OpTime backward_extra = low ? apply_low_precision_recipe(op, *recipe, stack, gpu, eff, tf, tb) : OpTime{};
     // QLoRA's frozen 4-bit weights are expanded to 16-bit before each use (bitsandbytes MatMul4Bit:
     // dequantize_4bit, then F.linear in forward and a matmul in backward; torchao's NF4Tensor the
