@@ -27,6 +27,18 @@ const Stack& megatron() {
   return s;
 }
 Efficiency train_eff(const Gpu& g) { return EfficiencyTable::builtin().for_gpu(g, megatron()); }
+// The sourced figures alone (no fitted scales), for a stack under test.
+Efficiency unfitted(const Gpu& g, const Stack& s) { return EfficiencyTable::builtin().without_fit().for_gpu(g, s); }
+Stack stack(const char* id) { return *StackCatalog::builtin().find(id); }
+// One GPU training `micro_batch` sequences of `seq` tokens.
+Workload training(Task task, int64_t micro_batch, int64_t seq, Precision p = Precision::bf16) {
+  Workload w;
+  w.task = task;
+  w.precision = p;
+  w.micro_batch = micro_batch;
+  w.seq = seq;
+  return w;
+}
 }  // namespace
 
 TEST(Roofline, DecodeAtBatchOneIsMemoryBoundOnEveryGpu) {
@@ -246,16 +258,13 @@ TEST(Training, FsdpPaysARingLatencyPerLayerThatGrowsWithTheGroup) {
 // a parameter (torch/optim/adam.py _multi_tensor_adam), where a fused kernel moves 28: the Hugging
 // Face stack's optimizer step costs 72/28 of a fused stack's on the same work.
 TEST(Training, UnfusedAdamwMovesMoreBytesAParameter) {
-  Workload w;
-  w.task = Task::full;
-  w.micro_batch = 1;
-  w.seq = 512;
+  const Workload w = training(Task::full, 1, 512);
   const ModelSpec m = preset("llama-3.1-8b");
   const Gpu g = gpu("a100-80gb-sxm");
-  Stack fused = *StackCatalog::builtin().find("hf"), unfused = fused;
+  Stack fused = stack("hf"), unfused = fused;
   ASSERT_FALSE(unfused.fused_optimizer);
   fused.fused_optimizer = true;
-  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, fused);
+  const Efficiency e = unfitted(g, fused);
   const auto opt = [&](const Stack& s) { return estimate_training(m, w, g, e, s, default_cluster(g), {}).breakdown.optimizer_s; };
   EXPECT_NEAR(opt(unfused) / opt(fused), 72.0 / 28.0, 1e-9);
 }
@@ -264,15 +273,11 @@ TEST(Training, UnfusedAdamwMovesMoreBytesAParameter) {
 // vocabulary projection and no cross-entropy over 30,522 logits a token (the memory model already
 // leaves the logits out). Pre-training keeps the MLM head.
 TEST(Training, EncoderFineTunesCarryNoLmHead) {
-  Workload w;
-  w.precision = Precision::fp16;
-  w.micro_batch = 32;
-  w.seq = 128;
+  Workload w = training(Task::full, 32, 128, Precision::fp16);
   const ModelSpec m = preset("bert-base");
   const Gpu g = gpu("v100-32gb");
-  const Stack hf = *StackCatalog::builtin().find("hf");
-  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, hf);
-  w.task = Task::full;
+  const Stack hf = stack("hf");
+  const Efficiency e = unfitted(g, hf);
   EXPECT_FALSE(w.lm_head(m));
   const double finetune = estimate_training(m, w, g, e, hf, default_cluster(g), {}).breakdown.compute_s;
   w.task = Task::pretrain;
@@ -289,17 +294,13 @@ TEST(Training, EncoderFineTunesCarryNoLmHead) {
 // at a small micro-batch each sits lower on the GEMM size curve, so the step is slower. The FLOPs
 // are the same.
 TEST(Training, SeparateProjectionsRunAsSmallerGemms) {
-  Workload w;
-  w.task = Task::full;
-  w.precision = Precision::fp16;
-  w.micro_batch = 1;
-  w.seq = 512;
+  const Workload w = training(Task::full, 1, 512, Precision::fp16);
   const ModelSpec m = preset("bert-large");
   const Gpu g = gpu("v100-32gb");
-  Stack apart = *StackCatalog::builtin().find("hf"), fused = apart;
+  Stack apart = stack("hf"), fused = apart;
   ASSERT_TRUE(apart.separate_projections);
   fused.separate_projections = false;
-  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, apart);
+  const Efficiency e = unfitted(g, apart);
   const auto run = [&](const Stack& st) { return estimate_training(m, w, g, e, st, default_cluster(g), {}); };
   EXPECT_GT(run(apart).breakdown.compute_s, run(fused).breakdown.compute_s * 1.02);
   EXPECT_DOUBLE_EQ(run(apart).hardware_flops_per_step, run(fused).hardware_flops_per_step);
@@ -308,18 +309,14 @@ TEST(Training, SeparateProjectionsRunAsSmallerGemms) {
 // Adafactor saves memory, not traffic: transformers' Adafactor.step makes eight passes over each
 // factored fp32 tensor, 84 B a parameter, three times a fused AdamW's 28.
 TEST(Training, AdafactorStepsMoveMoreBytesThanFusedAdamw) {
-  Workload w;
-  w.task = Task::full;
-  w.micro_batch = 1;
-  w.seq = 512;
+  Workload w = training(Task::full, 1, 512);
   const ModelSpec m = preset("llama-3.1-8b");
   const Gpu g = gpu("a100-80gb-sxm");
-  const Stack megatron = *StackCatalog::builtin().find("megatron");
-  ASSERT_TRUE(megatron.fused_optimizer);
-  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, megatron);
+  ASSERT_TRUE(megatron().fused_optimizer);
+  const Efficiency e = unfitted(g, megatron());
   const auto opt = [&](Optimizer o) {
     w.optimizer = o;
-    return estimate_training(m, w, g, e, megatron, default_cluster(g), {}).breakdown.optimizer_s;
+    return estimate_training(m, w, g, e, megatron(), default_cluster(g), {}).breakdown.optimizer_s;
   };
   EXPECT_NEAR(opt(Optimizer::adafactor) / opt(Optimizer::adamw), 84.0 / 28.0, 1e-9);
 }
@@ -328,18 +325,14 @@ TEST(Training, AdafactorStepsMoveMoreBytesThanFusedAdamw) {
 // the stack's own byte count (stacks.toml), where a fused softmax kernel reads and writes once.
 // Only the softmax op changes; with flash attention on there are no scores to move.
 TEST(Training, EagerAttentionMovesTheStacksBytesPerScore) {
-  Workload w;
-  w.task = Task::full;
-  w.precision = Precision::fp16;
-  w.micro_batch = 4;
-  w.seq = 1024;
+  Workload w = training(Task::full, 4, 1024, Precision::fp16);
   w.flash_attention = false;
   const ModelSpec m = preset("gpt2");
   const Gpu g = gpu("v100-32gb");
-  const Stack hf = *StackCatalog::builtin().find("hf");
+  const Stack hf = stack("hf");
   Stack fused = hf;
   fused.eager_score_forward_bytes = fused.eager_score_backward_bytes = 0;
-  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, hf);
+  const Efficiency e = unfitted(g, hf);
   ForwardShape s;
   s.tokens = 4 * 1024, s.sequences = 4, s.kv_len = 1024, s.flash = false;
   s.score_forward_bytes = hf.eager_score_forward_bytes, s.score_backward_bytes = hf.eager_score_backward_bytes;
