@@ -1,4 +1,4 @@
-// libFuzzer target: any bytes as a workload file, catalog, price, engine, fabric or fitted-parameter file must
+// libFuzzer target: any bytes as a workload file, catalog, price, engine, stack, fabric or fitted-parameter file must
 // parse or give an error.
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "hardware/platform.h"
 #include "hardware/prices.h"
 #include "stack/fitted.h"
+#include "stack/stack.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -21,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)gpuplan::Platform::from_toml(text, "fuzz.toml");
   (void)gpuplan::EfficiencyTable::from_toml(text, "fuzz.toml");
   (void)gpuplan::EngineCatalog::from_toml(text, "fuzz.toml");
+  (void)gpuplan::StackCatalog::from_toml(text, "fuzz.toml");
   (void)gpuplan::FabricCatalog::from_toml(text, "fuzz.toml");
   (void)gpuplan::FittedParameters::from_toml(text, "fuzz.toml");
   return 0;
