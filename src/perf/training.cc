@@ -44,7 +44,7 @@ double vector_Bps(const Gpu& gpu, const Efficiency& eff) {
 }
 
 // `op` as `n` kernels of equal size, each timed on its own (n = 1: the op as it stands).
-OpTime time_gemms(Op op, double n, const Gpu& gpu, const Efficiency& eff, Precision p) {
+OpTime time_as_kernels(Op op, double n, const Gpu& gpu, const Efficiency& eff, Precision p) {
   op.flops /= n, op.bytes /= n;
   OpTime t = time_op(op, gpu, eff, p);
   t.compute_s *= n, t.memory_s *= n, t.overhead_s *= n;
@@ -140,10 +140,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // and weight-gradient GEMMs, each the forward's size (frozen base weights only the first).
     const bool frozen = peft && op.kind == OpKind::matmul && !op.adapter;
     const double apart = op.kind == OpKind::matmul && stack.separate_projections ? op.projections : 1;
-    OpTime tf = time_gemms(op, apart, gpu, eff, op_p);
+    OpTime tf = time_as_kernels(op, apart, gpu, eff, op_p);
     Op b = backward_of(op);
     if (frozen) b.flops /= 2, b.bytes /= 2;
-    OpTime tb = time_gemms(b, op.kind == OpKind::matmul ? apart * (frozen ? 1 : 2) : 1, gpu, eff, op_p);
+    OpTime tb = time_as_kernels(b, op.kind == OpKind::matmul ? apart * (frozen ? 1 : 2) : 1, gpu, eff, op_p);
     const OpTime backward_extra = low ? apply_low_precision_recipe(op, *recipe, stack, gpu, eff, tf, tb) : OpTime{};
     // QLoRA's frozen 4-bit weights are expanded to 16-bit before each use (bitsandbytes MatMul4Bit:
     // dequantize_4bit, then F.linear in forward and a matmul in backward; torchao's NF4Tensor the

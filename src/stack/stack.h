@@ -53,8 +53,9 @@ struct Stack {
   // Kernels
   std::vector<std::pair<std::string, AttentionKernel>> attention;  // architecture -> kernel; "default" key
   bool fused_elementwise = false;  // norms, activations, RoPE and casts fused (TE, torch.compile, Triton)
-  // The model code keeps Q, K and V (and a gated MLP's gate and up) as separate linear modules, so
-  // per-module work (a low-precision recipe's casts and re-scaling) happens once per projection.
+  // The model code keeps Q, K and V (and a gated MLP's gate and up) as separate linear modules:
+  // each runs as a GEMM of its own size, and per-module work (a low-precision recipe's casts and
+  // re-scaling) happens once per projection.
   bool separate_projections = false;
   // Attention that is not one fused kernel (flash off) runs the model code's element-wise ops over
   // the score matrix between QK^T and AV: scale, masks, softmax, dropout and any casts. Bytes moved
