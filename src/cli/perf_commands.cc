@@ -168,7 +168,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
     if (s > 0) t.add_row({name, format_seconds(s), fmt::format("{:.1f}%", 100 * s / e.step_time_s)});
   };
   row("compute-bound work (matmuls)", b.compute_s);
-  row("memory-bound work (norms, activations)", b.memory_s);
+  row("memory-bound work (norms, activations, softmax)", b.memory_s);
   row("kernel launch overhead", b.overhead_s);
   row(fmt::format("tensor-parallel comm ({})", e.tp_link).c_str(), b.tp_comm_s);
   row(fmt::format("pipeline sends ({})", e.pp_link).c_str(), b.pp_comm_s);

@@ -28,7 +28,7 @@ struct TrainingRun {
 
 struct StepBreakdown {
   double compute_s = 0;        // compute-bound operations (matmuls at their efficiency)
-  double memory_s = 0;         // memory-bound operations (norms, activations, small GEMMs)
+  double memory_s = 0;         // memory-bound operations (norms, activations, unfused softmax, small GEMMs)
   double overhead_s = 0;       // kernel launch overhead
   double tp_comm_s = 0;        // tensor-parallel collectives (on the critical path)
   double pp_comm_s = 0;        // pipeline sends between stages
