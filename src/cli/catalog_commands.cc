@@ -116,6 +116,7 @@ nlohmann::json stack_json(const Stack& s) {
           {"master_weights", s.master_weights},
           {"bf16_grads_in_fp32", s.bf16_grads_in_fp32},
           {"fused_optimizer", s.fused_optimizer},
+          {"autocast_fp32_weights", s.autocast_fp32_weights},
           // null: flash off still runs one fused scale-mask-softmax kernel
           {"eager_attention_bytes_per_score", s.eager_score_forward_bytes > 0
                ? nlohmann::json{{"forward", s.eager_score_forward_bytes}, {"backward", s.eager_score_backward_bytes}}

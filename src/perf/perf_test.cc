@@ -306,6 +306,32 @@ TEST(Training, SeparateProjectionsRunAsSmallerGemms) {
   EXPECT_DOUBLE_EQ(run(apart).hardware_flops_per_step, run(fused).hardware_flops_per_step);
 }
 
+// The Trainer's --fp16 on a model loaded in fp32 runs under torch.autocast, whose 16-bit weight
+// copies last one forward: each micro-batch casts every weight (6 B), a recompute casts it again,
+// the gradient comes back to fp32 (6 B) and is added to .grad after the first micro-batch (12 B).
+// A model already in 16-bit (DeepSpeed's cast module) pays none of it.
+TEST(Training, AutocastCastsFp32WeightsEveryMicroBatch) {
+  Workload w = training(Task::full, 1, 512, Precision::fp16);
+  w.grad_accum = 4;
+  w.recompute = Recompute::full;
+  const ModelSpec m = preset("bert-large");
+  const Gpu g = gpu("v100-32gb");
+  const Stack hf = stack("hf");
+  ASSERT_TRUE(hf.autocast_fp32_weights);
+  Stack half = hf;
+  half.autocast_fp32_weights = false;
+  const Efficiency e = unfitted(g, hf);
+  const auto run = [&](const Stack& st) { return estimate_training(m, w, g, e, st, default_cluster(g), {}); };
+  const double params = static_cast<double>(m.parameters().total());
+  const double bw = g.memory_bw_Bps * e.memory_max_fraction * e.vector_memory_fraction;
+  // Four micro-batches, each casting forward, in the recompute and back (18 B), three accumulations
+  // (12 B); the model's parameters less the MLM head a classifier fine-tune leaves out (under 1%).
+  EXPECT_NEAR(run(hf).breakdown.memory_s - run(half).breakdown.memory_s, params * (4 * 6 * 3 + 3 * 12) / bw,
+              0.01 * params * (4 * 6 * 3 + 3 * 12) / bw);
+  w.precision = Precision::fp32;  // nothing to cast
+  EXPECT_DOUBLE_EQ(run(hf).step_time_s, run(half).step_time_s);
+}
+
 // Adafactor saves memory, not traffic: transformers' Adafactor.step makes eight passes over each
 // factored fp32 tensor, 84 B a parameter, three times a fused AdamW's 28.
 TEST(Training, AdafactorStepsMoveMoreBytesThanFusedAdamw) {

@@ -324,12 +324,22 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   const double opt_shard = w.par.zero >= 1 ? static_cast<double>(shard) : 1.0;
   const double optimizer_s = trainable / opt_shard * opt_bytes_per_param / vector_Bps(gpu, eff);
 
-  // ---- The fitted scales (data/fitted.toml) on the three kinds of term -----------------------
   const double k = static_cast<double>(micro);
+  // ---- torch.autocast over fp32 parameters ----------------------------------------------------
+  // Autocast keeps its 16-bit copy of a weight only within one forward (the cast cache empties
+  // when the autocast region exits), so every micro-batch casts each weight (read 4, write 2) and a
+  // recompute casts it again; the weight's 16-bit gradient is cast back to fp32 (2 + 4) and, after
+  // the first micro-batch, added to .grad (4 + 4 + 4). FSDP and ZeRO-3 cast shards in their own
+  // mixed-precision policy instead.
+  double autocast_s = 0;
+  if (stack.autocast_fp32_weights && s.act_bytes == 2 && w.par.zero < 3)
+    autocast_s = trainable * (k * 6 * (2 + w.recomputed_layer_fraction()) + (k - 1) * 12) / vector_Bps(gpu, eff);
+
+  // ---- The fitted scales (data/fitted.toml) on the three kinds of term -----------------------
   const double bubble_share = t_micro > 0 ? bubble / t_micro : 0;  // the bubble as micro-batch slots
   const PassCost all = [&] { PassCost c = fwd; c += bwd; c += recompute; return c; }();
   const double comm_micro = tp_micro + pp_micro + ep_micro + cp_micro;
-  e.fit_terms = {(k + bubble_share) * all.compute_s, (k + bubble_share) * (all.memory_s + all.overhead_s) + optimizer_s,
+  e.fit_terms = {(k + bubble_share) * all.compute_s, (k + bubble_share) * (all.memory_s + all.overhead_s) + optimizer_s + autocast_s,
                  (k + bubble_share) * comm_micro + dp_exposed + gather_exposed};
   // Each communication term by the link it crosses.
   const std::pair<double, const std::string*> comm_terms[] = {
@@ -351,7 +361,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     if (link != &e.tp_link) e.step_time_s += fit.comm_scale_for(*link) * s;
   StepBreakdown& b = e.breakdown;
   b.compute_s = all.compute_s * k * fit.compute_scale;
-  b.memory_s = all.memory_s * k * fit.memory_scale;
+  b.memory_s = (all.memory_s * k + autocast_s) * fit.memory_scale;
   b.overhead_s = all.overhead_s * k * fit.memory_scale;
   b.tp_comm_s = tp_exposed_micro * k;
   b.pp_comm_s = pp_micro * k * fit.comm_scale_for(e.pp_link);

@@ -149,7 +149,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -180,7 +180,8 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
                                 std::tuple{"frozen_weights_get_grads", &s.frozen_weights_get_grads, false},
                                 std::tuple{"master_weights", &s.master_weights, true},
                                 std::tuple{"bf16_grads_in_fp32", &s.bf16_grads_in_fp32, false},
-                                std::tuple{"fused_optimizer", &s.fused_optimizer, true}}) {
+                                std::tuple{"fused_optimizer", &s.fused_optimizer, true},
+                                std::tuple{"autocast_fp32_weights", &s.autocast_fp32_weights, false}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     *out = b->value_or(dflt);

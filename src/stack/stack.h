@@ -92,6 +92,9 @@ struct Stack {
   // Mixed precision with an fp32 master copy of the weights (false: the bf16 weights are trained
   // directly, as torchtune's recipes do).
   bool master_weights = true;
+  // Mixed precision by torch.autocast over fp32 parameters (the Trainer's --fp16/--bf16 on a model
+  // loaded in fp32): every micro-batch casts the weights to 16-bit and their gradients back.
+  bool autocast_fp32_weights = false;
   // bf16 training accumulates and reduces the gradients in fp32 buffers (Megatron's main_grad:
   // --accumulate-allreduce-grads-in-fp32, switched on for bf16 unless --grad-reduce-in-bf16).
   bool bf16_grads_in_fp32 = false;
