@@ -332,7 +332,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   // the first micro-batch, added to .grad (4 + 4 + 4). FSDP and ZeRO-3 cast shards in their own
   // mixed-precision policy instead.
   double autocast_s = 0;
-  if (stack.autocast_fp32_weights && s.act_bytes == 2 && w.par.zero < 3)
+  if (stack.autocast_fp32_weights && w.fp32_master_weights && s.act_bytes == 2 && w.par.zero < 3)
     autocast_s = trainable * (k * 6 * (2 + w.recomputed_layer_fraction()) + (k - 1) * 12) / vector_Bps(gpu, eff);
 
   // ---- The fitted scales (data/fitted.toml) on the three kinds of term -----------------------
