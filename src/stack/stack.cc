@@ -88,11 +88,16 @@ Status read_text(const TomlFields& f, std::initializer_list<std::pair<const char
   return std::nullopt;
 }
 
+Status require_between(const TomlFields& f, const char* key, double v, double lo, double hi) {
+  if (!(v >= lo && v <= hi)) return make_error(f.field(key), fmt::format("must be between {} and {}, got {}", lo, hi, v));
+  return std::nullopt;
+}
+
 Result<double> fraction(const TomlFields& f, const char* key, double dflt, double lo, double hi) {
   auto r = f.optional_number(key);
   if (!r) return r.error();
   const double v = r->value_or(dflt);
-  if (!(v >= lo && v <= hi)) return make_error(f.field(key), fmt::format("must be between {} and {}, got {}", lo, hi, v));
+  if (auto e = require_between(f, key, v, lo, hi)) return *e;
   return v;
 }
 
@@ -210,7 +215,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
     for (auto [key, out] : {std::pair{"forward", &s.eager_score_forward_bytes}, std::pair{"backward", &s.eager_score_backward_bytes}}) {
       auto v = ef.number(key);
       if (!v) return v.error();
-      if (!(*v >= 1 && *v <= 256)) return make_error(ef.field(key), fmt::format("must be between 1 and 256 bytes, got {}", *v));
+      if (auto bad = require_between(ef, key, *v, 1, 256)) return *bad;
       *out = *v;
     }
   }
