@@ -169,6 +169,15 @@ nlohmann::json format_table_json(const FormatTable& t) {
   return j;
 }
 
+nlohmann::json memory_reserve_json(const Engine::MemoryReserve& r) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const auto& b : r.buckets)
+    buckets.push_back({{"below_gib", b.below_gib}, {"prefill_tokens", b.prefill_tokens}, {"graph_seqs", b.graph_seqs},
+                       {"graph_seqs_tp4", b.graph_seqs_tp4}});
+  return {{"base_mib", r.base_mib}, {"per_prefill_token_mib", r.per_prefill_token_mib}, {"per_graph_seq_mib", r.per_graph_seq_mib},
+          {"per_gpu_mib", r.per_gpu_mib}, {"floor_mib", r.floor_mib}, {"floor_above_gib", r.floor_above_gib}, {"buckets", buckets}};
+}
+
 int run_engines(bool json) {
   const EngineCatalog& c = EngineCatalog::builtin();
   if (json) {
@@ -177,6 +186,9 @@ int run_engines(bool json) {
       arr.push_back({{"id", e.id}, {"name", e.name},
                      {"decode_bandwidth", format_table_json(e.decode_bandwidth)},
                      {"prefill_matmul", format_table_json(e.prefill_matmul)},
+                     {"weight_memory_relative", format_table_json(e.weight_memory_relative)},
+                     {"full_kv_families", e.full_kv_families},
+                     {"memory_reserve", e.memory_reserve.buckets.empty() ? nlohmann::json(nullptr) : memory_reserve_json(e.memory_reserve)},
                      {"attention_relative", e.attention_relative},
                      {"step_overhead_s", e.step_overhead_s}, {"request_overhead_s", e.request_overhead_s},
                      {"cuda_graphs", e.cuda_graphs}, {"graph_kernel_overhead_s", e.graph_kernel_overhead_s},
@@ -209,7 +221,9 @@ int run_engines(bool json) {
     t.add_row({e.id, e.name, e.continuous_batching ? std::string(e.chunked_prefill ? "continuous, chunked prefill" : "continuous") +
                                             (e.reserve_output_kv ? ", reserves output KV" : "")
                                       : std::string("static"),
-               fmt::format("{:.0f}%", e.gpu_memory_utilization * 100), std::to_string(e.kv_block_tokens),
+               e.memory_reserve.buckets.empty() ? fmt::format("{:.0f}%", e.gpu_memory_utilization * 100)
+                                                : std::string("card less a reserve"),
+               std::to_string(e.kv_block_tokens),
                std::to_string(e.max_batched_tokens), e.cuda_graphs ? "yes" : "no", format_seconds(e.step_overhead_s),
                fmt::format("{:.2f}", e.time_scale)});
   fmt::print("{}", t.render());

@@ -393,7 +393,9 @@ int run_infer(Context& ctx, InferFlags f) {
                           {"compute_s", e.decode_compute_s}, {"tp_comm_s", e.decode_comm_s},
                           {"kernel_overhead_s", e.decode_overhead_s}}},
                         {"kv_cache_budget_bytes", im.kv_budget_bytes},
-                        {"kv_cache_tokens", im.kv_capacity_tokens}};
+                        {"kv_cache_tokens", im.kv_capacity_tokens},
+                        {"engine_memory_fraction", im.memory_fraction},
+                        {"engine_weight_bytes", im.weight_bytes_per_gpu}};
     if (sim) {
       j["latency"] = {{"ttft_s", percentiles_json(sim->ttft_s)}, {"tpot_s", percentiles_json(sim->tpot_s)},
                       {"e2e_s", percentiles_json(sim->e2e_s)}};
@@ -431,8 +433,11 @@ int run_infer(Context& ctx, InferFlags f) {
   else
     fmt::print("max concurrency       none: the model does not fit on {} x {}\n", w.par.tp, gpu.id);
   if (!fits) fmt::print("memory                {} per GPU -- does NOT fit this concurrency\n", format_bytes(mem.nvidia_smi()));
-  fmt::print("KV cache              {} tokens in the engine's budget ({:.0f}% of the card)\n", im.kv_capacity_tokens,
-             engine->gpu_memory_utilization * 100);
+  fmt::print("KV cache              {} tokens in the engine's budget ({:.1f}% of the card{})\n", im.kv_capacity_tokens,
+             im.memory_fraction * 100,
+             im.weight_bytes_per_gpu != mem.weights
+                 ? fmt::format(", weights held as {} for its kernels", format_bytes(im.weight_bytes_per_gpu))
+                 : "");
   if (sim) {
     fmt::print("\nUnder load: {} requests over {} ({:.2f} requests/s), mean batch {:.1f}, {} preemptions\n", sim->completed,
                format_seconds(sim->span_s), sim->requests_per_s, sim->mean_batch, sim->preemptions);

@@ -103,6 +103,41 @@ Status read_count(const TomlFields& f, const char* key, int64_t& out, int64_t lo
   return std::nullopt;
 }
 
+Result<Engine::MemoryReserve> read_memory_reserve(const toml::node& n, const std::string& where) {
+  const toml::table* t = n.as_table();
+  if (!t) return make_error(where, "must be a table");
+  TomlFields f(*t, where);
+  if (auto s = f.only_keys({"base_mib", "per_prefill_token_mib", "per_graph_seq_mib", "per_gpu_mib", "floor_mib",
+                            "floor_above_gib", "buckets"}))
+    return *s;
+  Engine::MemoryReserve r;
+  for (auto [key, out] : {std::pair{"base_mib", &r.base_mib}, std::pair{"per_prefill_token_mib", &r.per_prefill_token_mib},
+                          std::pair{"per_graph_seq_mib", &r.per_graph_seq_mib}, std::pair{"per_gpu_mib", &r.per_gpu_mib},
+                          std::pair{"floor_mib", &r.floor_mib}, std::pair{"floor_above_gib", &r.floor_above_gib}})
+    if (auto s = read_number(f, key, *out, 0.0, 1e6)) return *s;
+  const toml::array* a = t->get_as<toml::array>("buckets");
+  if (!a || a->empty())
+    return make_error(f.field("buckets"), "is required: [[below GiB, prefill tokens, graph sequences, at tp >= 4], ...]");
+  for (size_t i = 0; i < a->size(); ++i) {
+    const std::string at = fmt::format("{}[{}]", f.field("buckets"), i);
+    const toml::array* b = a->get(i)->as_array();
+    if (!b || b->size() != 4) return make_error(at, "must be [below GiB, prefill tokens, graph sequences, at tp >= 4]");
+    Engine::MemoryReserve::Bucket k;
+    const auto below = b->get(0)->value<double>();
+    const auto pt = b->get(1)->value<int64_t>(), g = b->get(2)->value<int64_t>(), g4 = b->get(3)->value<int64_t>();
+    if (!below || !(*below > 0) || !pt || !g || !g4 || *pt < 0 || *pt > (int64_t{1} << 24) || *g < 0 || *g > 65536 || *g4 < 0 ||
+        *g4 > 65536)
+      return make_error(at, "needs a positive memory bound and counts between 0 and their limits");
+    if (!r.buckets.empty() && *below <= r.buckets.back().below_gib) return make_error(at, "buckets must ascend in memory");
+    k.below_gib = *below;
+    k.prefill_tokens = *pt;
+    k.graph_seqs = *g;
+    k.graph_seqs_tp4 = *g4;
+    r.buckets.push_back(k);
+  }
+  return r;
+}
+
 Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "source", "source_date", "notes", "decode_bandwidth", "prefill_matmul",
@@ -113,7 +148,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "prompt_dequantize",
-                            "prompt_dequantize_architectures", "ubatch_tokens"}))
+                            "prompt_dequantize_architectures", "ubatch_tokens", "memory_reserve",
+                            "weight_memory_relative", "full_kv_families"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -131,6 +167,14 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
   auto pre = read_format_table(f, "prefill_matmul");
   if (!pre) return pre.error();
   e.prefill_matmul = *pre;
+  auto wm = read_format_table(f, "weight_memory_relative");
+  if (!wm) return wm.error();
+  e.weight_memory_relative = *wm;
+  if (const toml::node* r = t.get("memory_reserve")) {
+    auto mr = read_memory_reserve(*r, f.field("memory_reserve"));
+    if (!mr) return mr.error();
+    e.memory_reserve = *mr;
+  }
   for (auto [key, out, lo, hi] : {std::tuple{"attention_relative", &e.attention_relative, 0.01, 1.5},
                                   std::tuple{"step_overhead_s", &e.step_overhead_s, 0.0, 1.0},
                                   std::tuple{"request_overhead_s", &e.request_overhead_s, 0.0, 10.0},
@@ -177,7 +221,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     e.format_architectures_source = *src;
   }
   for (auto [key, out] : {std::pair{"large_gpu_exclude", &e.large_gpu_exclude},
-                          std::pair{"prompt_dequantize_architectures", &e.prompt_dequantize_architectures}}) {
+                          std::pair{"prompt_dequantize_architectures", &e.prompt_dequantize_architectures},
+                          std::pair{"full_kv_families", &e.full_kv_families}}) {
     const toml::node* x = t.get(key);
     if (!x) continue;
     const toml::array* a = x->as_array();
@@ -192,6 +237,23 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
 }
 
 }  // namespace
+
+double Engine::memory_fraction(const Gpu& gpu, int64_t tp, int64_t pp) const {
+  const MemoryReserve& r = memory_reserve;
+  if (r.buckets.empty()) return gpu_memory_utilization;
+  const double gib = gpu.memory_bytes / kGB;  // the card's memory as usable_memory_bytes counts it
+  const MemoryReserve::Bucket* b = &r.buckets.back();
+  for (const auto& k : r.buckets)
+    if (gib < k.below_gib) {
+      b = &k;
+      break;
+    }
+  double reserve = r.base_mib + r.per_prefill_token_mib * static_cast<double>(b->prefill_tokens) +
+                   r.per_graph_seq_mib * static_cast<double>(tp >= 4 ? b->graph_seqs_tp4 : b->graph_seqs) +
+                   r.per_gpu_mib * static_cast<double>(tp * pp);
+  if (gib > r.floor_above_gib) reserve = std::max(reserve, r.floor_mib);
+  return std::clamp((gib * 1024 - reserve) / (gib * 1024), 0.0, 1.0);
+}
 
 bool Engine::dequantizes_prompt(const Gpu& gpu) const {
   return prompt_dequantize || std::find(prompt_dequantize_architectures.begin(), prompt_dequantize_architectures.end(),

@@ -77,6 +77,27 @@ struct Engine {
 
   // KV cache
   double gpu_memory_utilization = 0.9;  // share of the card the engine budgets (weights + KV + peak)
+  // Where the engine derives that share from a reserve instead (SGLang's mem_fraction_static):
+  // share = (card - reserve) / card, reserve = base + per_prefill_token x the card's prefill chunk +
+  // per_graph_seq x its CUDA-graph batch limit + per_gpu x (tp x pp), at least floor on cards above
+  // floor_above_gib. The chunk and the graph limit come from the card's memory bucket.
+  struct MemoryReserve {
+    double base_mib = 0, per_prefill_token_mib = 0, per_graph_seq_mib = 0, per_gpu_mib = 0, floor_mib = 0, floor_above_gib = 0;
+    struct Bucket {
+      double below_gib = 0;
+      int64_t prefill_tokens = 0, graph_seqs = 0, graph_seqs_tp4 = 0;  // graph_seqs_tp4: tp >= 4
+    };
+    std::vector<Bucket> buckets;  // ascending below_gib; empty: no reserve rule
+  };
+  MemoryReserve memory_reserve;
+  // The share of `gpu` this engine budgets at this tensor- and pipeline-parallel size.
+  double memory_fraction(const Gpu& gpu, int64_t tp, int64_t pp) const;
+  // Weights as the engine holds them (repacked or padded for its kernels) over the checkpoint's,
+  // by architecture and weight format; 1 where the table is silent.
+  FormatTable weight_memory_relative;
+  // Model families (model_type) whose sliding-window layers the engine caches at full length, as
+  // it does its global-attention layers.
+  std::vector<std::string> full_kv_families;
   int64_t kv_block_tokens = 16;         // paging granularity
   bool profile_run_peak = true;         // reserves the activation peak of a max_batched_tokens step
 

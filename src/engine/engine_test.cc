@@ -183,4 +183,57 @@ TEST(Engines, AFormatWithoutKernelsOnTheArchitectureIsRefusedWithTheSource) {
   EXPECT_EQ(vllm.unsupported(a100, Precision::mxfp4), "");
 }
 
+// SGLang's mem_fraction_static (server_args.py _handle_gpu_memory_settings, PR #10975): on an 80 GB
+// card at TP 1 it reserves 512 + 1.5 x 8192 + 2 x 256 + 128 = 13,440 MB of 81,920: 0.836; at TP 4
+// the CUDA-graph limit is 512 and the parallel share 512, 14,336 MB: 0.825. A 24 GB card's reserve
+// (512 + 1.5 x 2048 + 2 x 24 + 128 = 3,760 MB) stays under the 10 GB floor, which applies above 60 GB only.
+TEST(Engines, SglangSizesItsShareOfTheCardFromItsReserve) {
+  const Engine e = engine("sglang");
+  EXPECT_NEAR(e.memory_fraction(gpu("h100-sxm"), 1, 1), (81920 - 13440) / 81920.0, 1e-9);
+  EXPECT_NEAR(e.memory_fraction(gpu("h100-sxm"), 4, 1), (81920 - 14336) / 81920.0, 1e-9);
+  EXPECT_NEAR(e.memory_fraction(gpu("rtx-4090"), 1, 1), (24576 - 3760) / 24576.0, 1e-9);
+  // vLLM keeps its constant gpu_memory_utilization.
+  EXPECT_DOUBLE_EQ(engine("vllm").memory_fraction(gpu("h100-sxm"), 4, 1), 0.9);
+}
+
+// gpt-oss on one H100: vLLM holds its MXFP4 experts in triton_kernels' layout (64.38 GiB logged,
+// 1.06 x the checkpoint), and SGLang caches the sliding-window layers at full length
+// (disable_hybrid_swa_memory), so a token costs it all 36 layers where vLLM pays for 18.
+TEST(Engines, EnginesHoldGptOssWeightsAndSlidingWindowsTheirOwnWay) {
+  const ModelSpec m = *Presets::builtin().find("gpt-oss-120b");
+  const Gpu g = gpu("h100-sxm");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::mxfp4;
+  const InferenceMemory v = inference_memory(m, w, {4096, 0, 1}, g, eff, engine("vllm"));
+  const InferenceMemory s = inference_memory(m, w, {4096, 0, 1}, g, eff, engine("sglang"));
+  Engine plain = engine("vllm");
+  plain.weight_memory_relative = {};
+  const InferenceMemory p = inference_memory(m, w, {4096, 0, 1}, g, eff, plain);
+  EXPECT_NEAR(v.weight_bytes_per_gpu / p.weight_bytes_per_gpu, 1.06, 1e-9);
+  EXPECT_NEAR(s.kv_bytes_per_token, 2.0 * 36 * 8 * 64 * 2, 1.0);  // K and V, 36 layers, 8 heads of 64, bf16
+  EXPECT_LT(v.kv_bytes_per_token, 0.6 * s.kv_bytes_per_token);
+  // On Ampere the table is silent: the checkpoint's bytes.
+  const Gpu a = gpu("a100-80gb-sxm");
+  const InferenceMemory va = inference_memory(m, w, {4096, 0, 1}, a, EfficiencyTable::builtin().for_gpu(a), engine("vllm"));
+  plain.weight_memory_relative = {};
+  const InferenceMemory pa = inference_memory(m, w, {4096, 0, 1}, a, EfficiencyTable::builtin().for_gpu(a), plain);
+  EXPECT_DOUBLE_EQ(va.weight_bytes_per_gpu, pa.weight_bytes_per_gpu);
+}
+
+TEST(Engines, ReaderRejectsAMalformedMemoryReserve) {
+  const std::string base = "[[engine]]\nid='x'\nname='x'\nsource='s'\nsource_date='2025-01'\nautoscale_metric='m'\n";
+  EXPECT_TRUE(EngineCatalog::from_toml(base + "memory_reserve = { base_mib = 512, buckets = [[80, 8192, 256, 512]] }\n", "t"));
+  auto missing = EngineCatalog::from_toml(base + "memory_reserve = { base_mib = 512 }\n", "t");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().field.find("buckets"), std::string::npos);
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "memory_reserve = { buckets = [[80, 8192, 256]] }\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "memory_reserve = { buckets = [[80, 1, 1, 1], [40, 1, 1, 1]] }\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "memory_reserve = { base_mib = -1, buckets = [[80, 1, 1, 1]] }\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "memory_reserve = { bass_mib = 1, buckets = [[80, 1, 1, 1]] }\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "full_kv_families = 'gpt_oss'\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "weight_memory_relative = { hopper = { mxfp4 = 9 } }\n", "t"));
+}
+
 }  // namespace gpuplan

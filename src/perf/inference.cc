@@ -132,8 +132,11 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   mw.micro_batch = 1;
   out.max_concurrency = check_fit(m, mw, gpu, eff).max_batch;
   const MemoryEstimate mem = estimate_memory(m, mw, eff);
-  out.weight_bytes_per_gpu = mem.weights;
-  out.kv_bytes_per_token = mem.kv_cache / static_cast<double>(mw.seq);
+  out.weight_bytes_per_gpu = mem.weights * engine.weight_memory_relative.lookup(gpu.architecture, w.precision, 1.0);
+  ModelSpec cached = m;
+  if (std::find(engine.full_kv_families.begin(), engine.full_kv_families.end(), m.family) != engine.full_kv_families.end())
+    cached.sliding_window = cached.sliding_layers = 0;
+  out.kv_bytes_per_token = estimate_memory(cached, mw, eff).kv_cache / static_cast<double>(mw.seq);
   // The engine's budget: a max_batched_tokens forward (one sequence) gives the activation peak it
   // profiles; what its share of the card leaves after weights, that peak and the runtime's own
   // memory is the KV cache.
@@ -142,7 +145,8 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   const MemoryEstimate peak = estimate_memory(m, pw, eff);
   out.profile_peak_bytes = engine.profile_run_peak ? peak.activations + peak.workspace : 0;
   const double runtime = mem.cuda_context + mem.comm_buffers;
-  out.kv_budget_bytes = std::max(0.0, usable_memory_bytes(gpu) * engine.gpu_memory_utilization - mem.weights -
+  out.memory_fraction = engine.memory_fraction(gpu, w.par.tp, w.par.pp);
+  out.kv_budget_bytes = std::max(0.0, usable_memory_bytes(gpu) * out.memory_fraction - out.weight_bytes_per_gpu -
                                           out.profile_peak_bytes - runtime);
   if (out.kv_bytes_per_token > 0) {
     const auto blocks = static_cast<int64_t>(out.kv_budget_bytes / (out.kv_bytes_per_token * engine.kv_block_tokens));

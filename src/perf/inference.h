@@ -43,12 +43,15 @@ struct InferenceEstimate {
 // over the memory model, which callers sweeping concurrency need only once.
 struct InferenceMemory {
   std::optional<int64_t> max_concurrency;  // largest batch of (prompt + output)-token sequences that fits
+  // Weights as the engine holds them (Engine::weight_memory_relative); KV bytes a token costs, with
+  // sliding-window layers at full length where the engine caches them so.
   double weight_bytes_per_gpu = 0, kv_bytes_per_token = 0;
   // The engine's KV-cache budget: its share of the card (gpu_memory_utilization) less weights,
   // CUDA context and, where it profiles one, the activation peak of a max_batched_tokens step,
   // in whole blocks. 0 when nothing is left.
   double kv_budget_bytes = 0, profile_peak_bytes = 0;
   int64_t kv_capacity_tokens = 0;
+  double memory_fraction = 0;  // the engine's share of the card (Engine::memory_fraction)
 };
 
 // `w` carries the weight precision, KV precision and TP degree; micro_batch and seq are ignored

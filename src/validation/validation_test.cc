@@ -186,6 +186,24 @@ source = "test"
   EXPECT_NE(rep->unscored[1].reason.find("peak dense rate"), std::string::npos) << rep->unscored[1].reason;
 }
 
+// A row from an engine version older than its current memory rule names that version's share of
+// the card; the share is checked like any other input.
+TEST(PerformanceValidation, AServingRowMayStateItsVersionsShareOfTheCard) {
+  auto row = [](const std::string& fraction) {
+    return "[[serving]]\nwhat = \"SGLang 0.3 KV cache\"\npublication = \"test\"\nengine = \"sglang\"\nmodel = \"llama-3.1-8b\"\n"
+           "gpu = \"h100-sxm\"\nprecision = \"bf16\"\nprompt = 1024\noutput = 1\nmetric = \"kv_cache_gib\"\npublished = 50\n"
+           "source = \"test\"\n" + fraction;
+  };
+  auto current = run_validation(row(""), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  auto old = run_validation(row("memory_fraction = 0.88\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_TRUE(current && old);
+  // The reserve rule leaves 83.6% of an 80 GB card; SGLang 0.3's constant 88%: 3.5 GiB more cache.
+  EXPECT_NEAR(old->rows[0].predicted - current->rows[0].predicted, (0.88 - (81920 - 13440) / 81920.0) * 80, 0.05);
+  auto bad = run_validation(row("memory_fraction = 1.5\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().field.find("memory_fraction"), std::string::npos);
+}
+
 // A training row whose published throughput needs more than the GPU's dense peak under the
 // recomputation it states (torchtune's README: Llama 3.1 8B LoRA at 4,699 tokens/s on one RTX A6000
 // with activation checkpointing, 146% of its 154.8 TFLOP/s) is kept with the reason, unscored; the
