@@ -8,9 +8,7 @@ namespace gpuplan {
 Efficiency scaled(const Efficiency& base, const EfficiencyScale& s) {
   Efficiency e = base;
   e.matmul_max_fraction = std::min(1.0, base.matmul_max_fraction * s.compute);
-  e.matmul_max_fraction_fp8 = std::min(1.0, base.matmul_max_fraction_fp8 * s.compute);  // 0 (none) stays 0
-  e.matmul_max_fraction_fp4 = std::min(1.0, base.matmul_max_fraction_fp4 * s.compute);
-  e.matmul_max_fraction_fp32 = std::min(1.0, base.matmul_max_fraction_fp32 * s.compute);
+  for (const GemmCeiling& c : kPrecisionGemmCeilings) e.*c.fraction = std::min(1.0, base.*c.fraction * s.compute);  // 0 (none) stays 0
   e.attention_fraction = std::min(1.0, base.attention_fraction * s.compute);
   e.memory_max_fraction = std::min(1.0, base.memory_max_fraction * s.memory);
   e.vector_memory_fraction = std::min(1.0, base.vector_memory_fraction * s.memory);
@@ -27,8 +25,11 @@ EfficiencyScale fit_efficiency(const Efficiency& base, const std::function<doubl
   };
   // The largest multiplier that keeps every fraction at or below 100% of peak.
   double hi = 1e9;
-  if (how != Attribution::memory)
-    hi = std::min(hi, 1.0 / std::max({base.matmul_max_fraction, base.matmul_max_fraction_fp8, base.matmul_max_fraction_fp4, base.matmul_max_fraction_fp32, base.attention_fraction}));
+  if (how != Attribution::memory) {
+    double top = std::max(base.matmul_max_fraction, base.attention_fraction);
+    for (const GemmCeiling& c : kPrecisionGemmCeilings) top = std::max(top, base.*c.fraction);
+    hi = std::min(hi, 1.0 / top);
+  }
   if (how != Attribution::compute) hi = std::min(hi, 1.0 / std::max(base.memory_max_fraction, base.vector_memory_fraction));
   double lo = 0.02;
   if (seconds(scaled(base, at(hi))) > measured) {

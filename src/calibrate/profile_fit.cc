@@ -102,9 +102,8 @@ EfficiencyTable calibrated_table(const EfficiencyTable& table, const Catalog& ca
     const Efficiency e = scaled(table.for_gpu(g), s);
     text += fmt::format("[gpu.{}]\nmatmul_max_fraction = {}\nattention_fraction = {}\nmemory_max_fraction = {}\nvector_memory_fraction = {}\n",
                         g.id, e.matmul_max_fraction, e.attention_fraction, e.memory_max_fraction, e.vector_memory_fraction);
-    if (e.matmul_max_fraction_fp8 > 0) text += fmt::format("matmul_max_fraction_fp8 = {}\n", e.matmul_max_fraction_fp8);
-    if (e.matmul_max_fraction_fp4 > 0) text += fmt::format("matmul_max_fraction_fp4 = {}\n", e.matmul_max_fraction_fp4);
-    if (e.matmul_max_fraction_fp32 > 0) text += fmt::format("matmul_max_fraction_fp32 = {}\n", e.matmul_max_fraction_fp32);
+    for (const GemmCeiling& c : kPrecisionGemmCeilings)
+      if (e.*c.fraction > 0) text += fmt::format("{} = {}\n", c.key, e.*c.fraction);
   }
   auto over = EfficiencyTable::from_toml(text, "profile calibration");
   return over ? table.with_overrides(*over) : table;

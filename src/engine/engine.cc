@@ -52,9 +52,7 @@ Efficiency Engine::prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu,
   Efficiency e = gpu_eff;
   const double k = prefill_matmul.lookup(gpu.architecture, p, 1.0);
   e.matmul_max_fraction = gpu_eff.matmul_max_fraction * k;
-  e.matmul_max_fraction_fp8 = gpu_eff.matmul_max_fraction_fp8 * k;
-  e.matmul_max_fraction_fp4 = gpu_eff.matmul_max_fraction_fp4 * k;
-  e.matmul_max_fraction_fp32 = gpu_eff.matmul_max_fraction_fp32 * k;
+  for (const GemmCeiling& c : kPrecisionGemmCeilings) e.*c.fraction = gpu_eff.*c.fraction * k;
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   return e;
 }

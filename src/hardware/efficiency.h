@@ -3,6 +3,7 @@
 // a calibration file in the same layout, such as `gpuplan bench` writes, overrides them.
 #pragma once
 
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +61,19 @@ struct Efficiency {
   // The same at a compute precision: FP8 GEMMs reach their own share of the FP8 peak.
   double matmul_fraction(double flops, Precision compute) const;
 };
+
+// The GEMM ceilings a precision has of its own beside matmul_max_fraction (0: none measured), each
+// with its efficiency.toml key: every place that scales, bounds or writes GEMM ceilings walks this
+// one list.
+struct GemmCeiling {
+  const char* key;
+  double Efficiency::*fraction;
+};
+inline constexpr std::array<GemmCeiling, 3> kPrecisionGemmCeilings = {{
+    {"matmul_max_fraction_fp8", &Efficiency::matmul_max_fraction_fp8},
+    {"matmul_max_fraction_fp4", &Efficiency::matmul_max_fraction_fp4},
+    {"matmul_max_fraction_fp32", &Efficiency::matmul_max_fraction_fp32},
+}};
 
 class EfficiencyTable {
  public:
