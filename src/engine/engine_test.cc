@@ -201,25 +201,21 @@ TEST(Engines, SglangSizesItsShareOfTheCardFromItsReserve) {
 // (disable_hybrid_swa_memory), so a token costs it all 36 layers where vLLM pays for 18.
 TEST(Engines, EnginesHoldGptOssWeightsAndSlidingWindowsTheirOwnWay) {
   const ModelSpec m = *Presets::builtin().find("gpt-oss-120b");
-  const Gpu g = gpu("h100-sxm");
-  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
   Workload w;
   w.task = Task::infer;
   w.precision = Precision::mxfp4;
-  const InferenceMemory v = inference_memory(m, w, {4096, 0, 1}, g, eff, engine("vllm"));
-  const InferenceMemory s = inference_memory(m, w, {4096, 0, 1}, g, eff, engine("sglang"));
   Engine plain = engine("vllm");
   plain.weight_memory_relative = {};
-  const InferenceMemory p = inference_memory(m, w, {4096, 0, 1}, g, eff, plain);
-  EXPECT_NEAR(v.weight_bytes_per_gpu / p.weight_bytes_per_gpu, 1.06, 1e-9);
-  EXPECT_NEAR(s.kv_bytes_per_token, 2.0 * 36 * 8 * 64 * 2, 1.0);  // K and V, 36 layers, 8 heads of 64, bf16
-  EXPECT_LT(v.kv_bytes_per_token, 0.6 * s.kv_bytes_per_token);
+  auto held = [&](const char* gpu_id, const Engine& e) {
+    const Gpu g = gpu(gpu_id);
+    return inference_memory(m, w, {4096, 0, 1}, g, EfficiencyTable::builtin().for_gpu(g), e);
+  };
+  EXPECT_NEAR(held("h100-sxm", engine("vllm")).weight_bytes_per_gpu / held("h100-sxm", plain).weight_bytes_per_gpu, 1.06, 1e-9);
+  const double sglang_token = held("h100-sxm", engine("sglang")).kv_bytes_per_token;
+  EXPECT_NEAR(sglang_token, 2.0 * 36 * 8 * 64 * 2, 1.0);  // K and V, 36 layers, 8 heads of 64, bf16
+  EXPECT_LT(held("h100-sxm", engine("vllm")).kv_bytes_per_token, 0.6 * sglang_token);
   // On Ampere the table is silent: the checkpoint's bytes.
-  const Gpu a = gpu("a100-80gb-sxm");
-  const InferenceMemory va = inference_memory(m, w, {4096, 0, 1}, a, EfficiencyTable::builtin().for_gpu(a), engine("vllm"));
-  plain.weight_memory_relative = {};
-  const InferenceMemory pa = inference_memory(m, w, {4096, 0, 1}, a, EfficiencyTable::builtin().for_gpu(a), plain);
-  EXPECT_DOUBLE_EQ(va.weight_bytes_per_gpu, pa.weight_bytes_per_gpu);
+  EXPECT_DOUBLE_EQ(held("a100-80gb-sxm", engine("vllm")).weight_bytes_per_gpu, held("a100-80gb-sxm", plain).weight_bytes_per_gpu);
 }
 
 TEST(Engines, ReaderRejectsAMalformedMemoryReserve) {
