@@ -188,6 +188,7 @@ int run_engines(bool json) {
                      {"prefill_matmul", format_table_json(e.prefill_matmul)},
                      {"weight_memory_relative", format_table_json(e.weight_memory_relative)},
                      {"full_kv_families", e.full_kv_families},
+                     {"profile_sampler_bytes_per_logit", e.profile_sampler_bytes_per_logit},
                      {"memory_reserve", e.memory_reserve.buckets.empty() ? nlohmann::json(nullptr) : memory_reserve_json(e.memory_reserve)},
                      {"attention_relative", e.attention_relative},
                      {"step_overhead_s", e.step_overhead_s}, {"request_overhead_s", e.request_overhead_s},

@@ -111,6 +111,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     if (kv)
       j["engine_kv_cache"] = {{"budget_bytes", kv->kv_budget_bytes}, {"tokens", kv->kv_capacity_tokens},
                               {"profile_peak_bytes", kv->profile_peak_bytes},
+                              {"profile_sampler_bytes", kv->profile_sampler_bytes},
                               {"gpu_memory_utilization", kv->memory_fraction},
                               {"weight_bytes", kv->weight_bytes_per_gpu},
                               {"sequences", w.seq > 0 ? kv->kv_capacity_tokens / w.seq : 0}};
@@ -197,7 +198,10 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     fmt::print("{} budgets {:.1f}% of the card: after the weights{}{} its KV cache holds {} tokens ({}), {} sequences of {} tokens.\n",
                engine->id, kv->memory_fraction * 100,
                kv->weight_bytes_per_gpu != e.weights ? fmt::format(" (held as {} for its kernels)", format_bytes(kv->weight_bytes_per_gpu)) : "",
-               kv->profile_peak_bytes > 0 ? fmt::format(" and a {} profiling peak", format_bytes(kv->profile_peak_bytes)) : "",
+               kv->profile_peak_bytes > 0
+                   ? fmt::format(" and a {} profiling peak{}", format_bytes(kv->profile_peak_bytes),
+                                 kv->profile_sampler_bytes >= kv->profile_peak_bytes ? " (its sampler's, over the vocabulary)" : "")
+                   : "",
                kv->kv_capacity_tokens, format_bytes(kv->kv_budget_bytes), w.seq > 0 ? kv->kv_capacity_tokens / w.seq : 0, w.seq);
   return 0;
 }

@@ -147,7 +147,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "prompt_dequantize",
                             "prompt_dequantize_architectures", "ubatch_tokens", "memory_reserve",
-                            "weight_memory_relative", "full_kv_families"}))
+                            "weight_memory_relative", "full_kv_families",
+                            "profile_sampler_bytes_per_logit"}))
     return *s;
   Engine e;
   for (auto [key, out] : {std::pair{"id", &e.id}, std::pair{"name", &e.name}, std::pair{"source", &e.source},
@@ -174,6 +175,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     e.memory_reserve = *mr;
   }
   for (auto [key, out, lo, hi] : {std::tuple{"attention_relative", &e.attention_relative, 0.01, 1.5},
+                                  std::tuple{"profile_sampler_bytes_per_logit", &e.profile_sampler_bytes_per_logit, 0.0, 64.0},
                                   std::tuple{"step_overhead_s", &e.step_overhead_s, 0.0, 1.0},
                                   std::tuple{"request_overhead_s", &e.request_overhead_s, 0.0, 10.0},
                                   std::tuple{"graph_kernel_overhead_s", &e.graph_kernel_overhead_s, 0.0, 1e-3},

@@ -100,6 +100,10 @@ struct Engine {
   std::vector<std::string> full_kv_families;
   int64_t kv_block_tokens = 16;         // paging granularity
   bool profile_run_peak = true;         // reserves the activation peak of a max_batched_tokens step
+  // The profile run also samples one token for each of min(max_num_seqs, max_batched_tokens)
+  // dummy requests: a logit of the whole vocabulary each, costing this many bytes at the sampler's
+  // peak (0: no sampler in the profile). The reserve is the larger of that and the forward's peak.
+  double profile_sampler_bytes_per_logit = 0;
 
   std::string autoscale_metric;  // the Prometheus gauge of requests in flight it exports
 

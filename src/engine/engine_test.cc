@@ -218,6 +218,28 @@ TEST(Engines, EnginesHoldGptOssWeightsAndSlidingWindowsTheirOwnWay) {
   EXPECT_DOUBLE_EQ(held("a100-80gb-sxm", engine("vllm")).weight_bytes_per_gpu, held("a100-80gb-sxm", plain).weight_bytes_per_gpu);
 }
 
+// vLLM's memory profile samples a token for each of min(max_num_seqs, max_num_batched_tokens) dummy
+// requests: 14 B a logit over the vocabulary (bf16 logits, their fp32 copy, FlashInfer's top-k-masked
+// logits and softmax). gpt-oss's 201,088-token vocabulary at 1,024 rows on an H100 is 2.88 GB, more
+// than the forward's own peak, so that is what the engine reserves; an A100 starts with 256 rows.
+TEST(Engines, VllmReservesItsProfileSamplersPeakOverTheVocabulary) {
+  const ModelSpec m = *Presets::builtin().find("gpt-oss-120b");
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::mxfp4;
+  auto held = [&](const char* gpu_id) {
+    const Gpu g = gpu(gpu_id);
+    return inference_memory(m, w, {4096, 0, 1}, g, EfficiencyTable::builtin().for_gpu(g), engine("vllm"));
+  };
+  const InferenceMemory h = held("h100-sxm");
+  EXPECT_DOUBLE_EQ(h.profile_sampler_bytes, 14.0 * 1024 * 201088);
+  EXPECT_DOUBLE_EQ(h.profile_peak_bytes, h.profile_sampler_bytes);
+  EXPECT_DOUBLE_EQ(held("a100-80gb-sxm").profile_sampler_bytes, 14.0 * 256 * 201088);
+  // SGLang reserves by its rule instead; no sampler term.
+  const Gpu g = gpu("h100-sxm");
+  EXPECT_DOUBLE_EQ(inference_memory(m, w, {4096, 0, 1}, g, EfficiencyTable::builtin().for_gpu(g), engine("sglang")).profile_sampler_bytes, 0);
+}
+
 TEST(Engines, ReaderRejectsAMalformedMemoryReserve) {
   const std::string base = "[[engine]]\nid='x'\nname='x'\nsource='s'\nsource_date='2025-01'\nautoscale_metric='m'\n";
   EXPECT_TRUE(EngineCatalog::from_toml(base + "memory_reserve = { base_mib = 512, buckets = [[80, 8192, 256, 512]] }\n", "t"));

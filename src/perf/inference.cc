@@ -144,6 +144,12 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   pw.seq = std::min<int64_t>(engine.limits_on(gpu).max_batched_tokens, std::max<int64_t>(mw.seq, 1));
   const MemoryEstimate peak = estimate_memory(m, pw, eff);
   out.profile_peak_bytes = engine.profile_run_peak ? peak.activations + peak.workspace : 0;
+  if (engine.profile_run_peak && engine.profile_sampler_bytes_per_logit > 0) {
+    const Engine::BatchLimits lim = engine.limits_on(gpu);
+    const double rows = static_cast<double>(std::min(lim.max_num_seqs, lim.max_batched_tokens));
+    out.profile_sampler_bytes = engine.profile_sampler_bytes_per_logit * rows * static_cast<double>(m.vocab);
+    out.profile_peak_bytes = std::max(out.profile_peak_bytes, out.profile_sampler_bytes);
+  }
   const double runtime = mem.cuda_context + mem.comm_buffers;
   out.memory_fraction = engine.memory_fraction(gpu, w.par.tp, w.par.pp);
   out.kv_budget_bytes = std::max(0.0, usable_memory_bytes(gpu) * out.memory_fraction - out.weight_bytes_per_gpu -

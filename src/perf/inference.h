@@ -50,6 +50,7 @@ struct InferenceMemory {
   // CUDA context and, where it profiles one, the activation peak of a max_batched_tokens step,
   // in whole blocks. 0 when nothing is left.
   double kv_budget_bytes = 0, profile_peak_bytes = 0;
+  double profile_sampler_bytes = 0;  // the profile's sampling peak, where the engine samples in it
   int64_t kv_capacity_tokens = 0;
   double memory_fraction = 0;  // the engine's share of the card (Engine::memory_fraction)
 };
