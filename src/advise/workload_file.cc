@@ -83,7 +83,7 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   TomlFields f(t, where);
   if (auto s = f.only_keys({"name", "model", "task", "precision", "optimizer", "seq", "lora_rank", "flash_attention",
                             "tokens", "epochs", "dataset_tokens", "global_batch", "deadline", "deadline_days", "runs",
-                            "kv_precision", "stack"}))
+                            "kv_precision", "stack", "master_weights"}))
     return *s;
   TrainingJob j;
   auto name = f.string("name");
@@ -106,6 +106,9 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   if (!st) return st.error();
   j.stack = *st;
   apply_stack_training(*st, j.workload);
+  auto master = f.optional_boolean("master_weights");  // false: the model is loaded in 16 bits
+  if (!master) return master.error();
+  if (*master) j.workload.fp32_master_weights = **master;
   auto opt = f.optional_string("optimizer");
   if (!opt) return opt.error();
   if (*opt) {

@@ -39,6 +39,9 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--cp", f.cp, "context-parallel degree: each sequence split over this many GPUs (ring attention)")->capture_default_str();
   sub.add_option("--shard-group", f.shard_group, "hybrid sharding: ZeRO/FSDP shards over groups of this many replicas, replicated across groups (default: all)");
   sub.add_flag("--no-reshard-after-forward", f.no_reshard_after_forward, "FSDP keeps gathered parameters from forward to backward");
+  sub.add_flag("--no-master-weights", f.no_master_weights,
+               "the model is held in 16 bits (loaded with torch_dtype=bfloat16): no fp32 master copy, so no autocast weight casts "
+               "(default: the stack's)");
   sub.add_option("--ep", f.ep, "expert-parallel degree for mixture-of-experts models (divides tp x dp; plan searches it when not given)");
   sub.add_option("--capacity-factor", f.capacity_factor, "MoE expert capacity factor when tokens are dropped (default: dropless)");
   sub.add_flag("--assume-dense", f.assume_dense,
@@ -83,6 +86,7 @@ Result<Stack> apply_stack(const WorkloadFlags& f, Workload& w) {
   }
   if (f.recompute.empty()) w.set_recompute(stack->default_recompute);
   apply_stack_training(*stack, w);
+  if (f.no_master_weights) w.fp32_master_weights = false;
   if (!f.grad_reduce.empty()) {
     if (f.grad_reduce != "fp32" && f.grad_reduce != "bf16")
       return make_error("--grad-reduce", "must be fp32 or bf16, not '" + f.grad_reduce + "'" + did_you_mean(f.grad_reduce, {"fp32", "bf16"}));
@@ -131,6 +135,7 @@ std::string training_only_flag(const WorkloadFlags& w) {
   if (w.cp != 1) return "--cp";
   if (w.shard_group != 0) return "--shard-group";
   if (w.no_reshard_after_forward) return "--no-reshard-after-forward";
+  if (w.no_master_weights) return "--no-master-weights";
   if (w.offload_optimizer) return "--offload-optimizer";
   if (w.optimizer_in_backward) return "--optimizer-in-backward";
   if (w.paged_optimizer) return "--paged-optimizer";

@@ -27,6 +27,7 @@ struct WorkloadFlags {
   std::string grad_reduce;       // fp32, bf16 or empty (the stack's): bf16 training's gradient buffers
   int64_t cp = 1, shard_group = 0;
   bool no_reshard_after_forward = false;
+  bool no_master_weights = false;
   std::string flash = "on", kv_precision;
   int64_t batch = 1, seq = 0, grad_accum = 1, lora_rank = 16;
   int64_t gpus = 1, tp = 1, pp = 1, dp = 0, virtual_stages = 1;

@@ -262,6 +262,10 @@ Status apply_stack_defaults(const TomlFields& f, const Stack& stack, Workload& w
   auto fp32_grads = f.optional_boolean("grad_reduce_in_fp32");
   if (!fp32_grads) return fp32_grads.error();
   if (*fp32_grads) w.bf16_grads_in_fp32 = **fp32_grads;
+  // A run that loads its model in 16 bits (torch_dtype=bfloat16) keeps no fp32 master copy.
+  auto master = f.optional_boolean("master_weights");
+  if (!master) return master.error();
+  if (*master) w.fp32_master_weights = **master;
   if (!f.table().contains("loss")) w.loss = *parse_loss(stack.default_loss);
   if (!f.table().contains("reshard_after_forward")) apply_stack_layout(stack, w);
   return std::nullopt;
