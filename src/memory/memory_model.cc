@@ -297,13 +297,18 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     }
     double state_b = 0;
     const char* state_name = "";
+    // With no fp32 master copy the optimizer steps the 16-bit weights themselves, and torch's
+    // AdamW, SGD and Lion create their states like the parameter (zeros_like(p)): 16-bit too.
+    const bool states16 = !peft && bytes_per_value(other_p) < 4 && !w.fp32_master_weights;
     switch (w.optimizer) {
-      case Optimizer::adamw: state_b = 8, state_name = "AdamW m and v (fp32)"; break;
+      case Optimizer::adamw:
+        state_b = states16 ? 4 : 8, state_name = states16 ? "AdamW m and v (16-bit, like the weights)" : "AdamW m and v (fp32)";
+        break;
       case Optimizer::adamw8bit: state_b = 2, state_name = "8-bit AdamW m and v (blockwise int8)"; break;
-      case Optimizer::sgd: state_b = 4, state_name = "SGD momentum (fp32)"; break;
+      case Optimizer::sgd: state_b = states16 ? 2 : 4, state_name = states16 ? "SGD momentum (16-bit)" : "SGD momentum (fp32)"; break;
       // Hugging Face's performance guide: Adafactor "uses slightly more than 4 bytes" per parameter.
       case Optimizer::adafactor: state_b = 4, state_name = "Adafactor factored moments"; break;
-      case Optimizer::lion: state_b = 4, state_name = "Lion momentum (fp32)"; break;
+      case Optimizer::lion: state_b = states16 ? 2 : 4, state_name = states16 ? "Lion momentum (16-bit)" : "Lion momentum (fp32)"; break;
     }
     const double opt_div = w.par.zero >= 1 ? zero_dp : 1;
     const double opt_params = opt_div > 1 ? zero_share(trainable, expert_trainable) : trainable;

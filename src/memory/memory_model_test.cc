@@ -94,6 +94,18 @@ TEST(Memory, AdamMixedPrecisionIs16BytesPerParameter) {
   EXPECT_NEAR(e.model_states() / m.total_parameters(), 16.0, 1e-6);
 }
 
+// A model loaded in 16 bits and stepped in place (torch_dtype=bfloat16, LitGPT's bf16-true): no
+// fp32 master copy, and torch's AdamW makes m and v like the parameter, 16-bit: 2 + 2 + 4 B.
+TEST(Memory, PureSixteenBitAdamIs8BytesPerParameter) {
+  Workload w;
+  w.seq = 16;
+  w.fp32_master_weights = false;
+  const ModelSpec m = preset("llama-3.1-8b");
+  EXPECT_NEAR(estimate_memory(m, w, eff_for("h100-sxm")).model_states() / m.total_parameters(), 8.0, 1e-6);
+  w.optimizer = Optimizer::adamw8bit;  // bitsandbytes keeps its int8 states whatever the weights
+  EXPECT_NEAR(estimate_memory(m, w, eff_for("h100-sxm")).model_states() / m.total_parameters(), 6.0, 1e-6);
+}
+
 TEST(Memory, BreakdownSumsToTheTotal) {
   Workload w;
   const MemoryEstimate e = estimate_memory(preset("mistral-7b"), w, eff_for("a100-80gb-sxm"));
