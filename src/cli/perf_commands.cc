@@ -14,6 +14,7 @@
 #include "memory/fit.h"
 #include "memory/memory_model.h"
 #include "perf/inference.h"
+#include "perf/offload.h"
 #include "perf/phase_roofline.h"
 #include "perf/training.h"
 #include "serving/simulator.h"
@@ -92,7 +93,10 @@ int run_train(Context& ctx, const TrainFlags& f) {
   run.global_batch = f.global_batch;
   if (f.tokens > 0) run.tokens = f.tokens;
   if (f.epochs > 0) run.tokens = f.epochs * f.dataset_tokens;
-  const TrainingEstimate e = estimate_training(m, w, gpu, eff, *stack, *cluster, run);
+  TrainingEstimate e = estimate_training(m, w, gpu, eff, *stack, *cluster, run);
+  // Optimizer states in CPU memory: the host steps them, at the bandwidth of the node that houses the card.
+  if (w.offload_optimizer)
+    add_offload_time(e, offload_optimizer_step_s(m, w, gpu, cluster->gpus_per_node, host_memory_Bps_for(gpu)));
   const MemoryEstimate mem = estimate_memory(m, w, eff);
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
   const StepBreakdown& b = e.breakdown;
@@ -148,7 +152,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
          {{"compute_s", b.compute_s}, {"memory_bound_s", b.memory_s}, {"kernel_overhead_s", b.overhead_s},
           {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"ep_comm_s", b.ep_comm_s}, {"cp_comm_s", b.cp_comm_s},
           {"dp_comm_exposed_s", b.dp_comm_exposed_s},
-          {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}}}};
+          {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}, {"offload_s", b.offload_s}}}};
     return print_json(j, "--model");
   }
   fmt::print("{}", fit_width(fmt::format("{} on {} x {} (tp {} x pp {} x dp {}{}, ZeRO-{}), {} x {} tokens per micro-batch, {} a step",
@@ -177,6 +181,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   row("pipeline bubble", b.bubble_s);
   row(fmt::format("data-parallel comm, exposed ({})", e.dp_link).c_str(), b.dp_comm_exposed_s);
   row("optimizer step", b.optimizer_s);
+  row("optimizer step on the host (offloaded: PCIe both ways, host memory)", b.offload_s);
   t.add_separator();
   t.add_row({"step time", format_seconds(e.step_time_s), "100%"});
   fmt::print("{}", t.render());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hardware/platform.h"
+
 namespace gpuplan {
 
 double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu& gpu, int64_t gpus_per_node,
@@ -28,14 +30,24 @@ double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu
   return pcie_s + host_s;
 }
 
+double host_memory_Bps_for(const Gpu& gpu) {
+  const auto nodes = Platform::builtin().nodes_for(gpu);
+  return nodes.empty() ? 0 : nodes.front()->host_memory_Bps;
+}
+
 void add_offload_time(TrainingEstimate& e, double offload_s) {
   if (offload_s <= 0) return;
-  // The update moves from the GPU to the host.
+  // The update moves from the GPU to the host: memory-bound work like the GPU's optimizer, so it
+  // joins the memory-bound term the fit scales.
   const double old_step = e.step_time_s;
-  e.step_time_s += offload_s - e.breakdown.optimizer_s;
+  const double scale = e.memory_scale > 0 ? e.memory_scale : 1.0;
+  e.fit_terms.memory_s += offload_s - e.breakdown.optimizer_s / scale;
+  e.step_time_s += offload_s * scale - e.breakdown.optimizer_s;
   e.breakdown.optimizer_s = 0;
-  e.breakdown.offload_s += offload_s;
+  e.breakdown.offload_s += offload_s * scale;
   const double k = old_step / e.step_time_s;
+  for (auto* band : {&e.step_time_s_band, &e.tokens_per_s_band})
+    if (*band) **band = {(*band)->first / (band == &e.step_time_s_band ? k : 1 / k), (*band)->second / (band == &e.step_time_s_band ? k : 1 / k)};
   e.mfu *= k;
   e.hfu *= k;
   e.tokens_per_s = e.tokens_per_step / e.step_time_s;

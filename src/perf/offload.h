@@ -20,8 +20,11 @@ double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu
                                 double host_memory_Bps);
 
 // Puts the optimizer update on the host: replaces the step's GPU optimizer time with `offload_s`
-// and updates what follows from the step time (tokens/s, MFU, HFU,
-// time and GPU-hours to train).
+// (at the estimate's fitted memory-bound scale, and in its fit terms) and updates what follows
+// from the step time (tokens/s, MFU, HFU, time and GPU-hours to train).
 void add_offload_time(TrainingEstimate& e, double offload_s);
+
+// The host memory bandwidth of the node class that houses `gpu` (platform.toml), 0 when none.
+double host_memory_Bps_for(const Gpu& gpu);
 
 }  // namespace gpuplan

@@ -7,6 +7,7 @@
 #include "hardware/catalog.h"
 #include "model/presets.h"
 #include "perf/inference.h"
+#include "perf/offload.h"
 #include "perf/operations.h"
 #include "perf/phase_roofline.h"
 #include "perf/training.h"
@@ -338,6 +339,28 @@ TEST(Training, AutocastCastsFp32WeightsEveryMicroBatch) {
   EXPECT_DOUBLE_EQ(estimate_training(m, loaded16, g, e, hf, default_cluster(g), {}).step_time_s, run(half).step_time_s);
   EXPECT_NEAR(estimate_memory(m, w, e).model_states() - estimate_memory(m, loaded16, e).model_states(), 8 * params,
               0.01 * 8 * params);
+}
+
+// An offloaded optimizer steps on the host: its time replaces the GPU's update in the step and in
+// the memory-bound fit term, at the fitted memory scale, so a refit sees the same step.
+TEST(Training, OffloadedOptimizerTimeJoinsTheMemoryBoundTerm) {
+  Workload w = training(Task::full, 4, 512);
+  w.par.dp = 2;
+  w.par.zero = 2;
+  w.offload_optimizer = true;
+  const ModelSpec m = preset("llama-3.1-8b");
+  const Gpu g = gpu("a100-40gb-sxm");
+  Efficiency e = unfitted(g, stack("deepspeed"));
+  e.fit.memory_scale = 2;
+  TrainingEstimate t = estimate_training(m, w, g, e, stack("deepspeed"), default_cluster(g), {});
+  const double step = t.step_time_s, opt = t.breakdown.optimizer_s, memory = t.fit_terms.memory_s;
+  const double host_s = offload_optimizer_step_s(m, w, g, 8, host_memory_Bps_for(g));
+  ASSERT_GT(host_s, 0);
+  add_offload_time(t, host_s);
+  EXPECT_NEAR(t.step_time_s, step - opt + 2 * host_s, 1e-9);
+  EXPECT_NEAR(t.fit_terms.memory_s, memory - opt / 2 + host_s, 1e-9);
+  EXPECT_NEAR(t.breakdown.offload_s, 2 * host_s, 1e-9);
+  EXPECT_DOUBLE_EQ(t.breakdown.optimizer_s, 0);
 }
 
 // Adafactor saves memory, not traffic: transformers' Adafactor.step makes eight passes over each

@@ -352,6 +352,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   }
   e.fit_terms.tp_hidden_s = (k + bubble_share) * tp_hideable_micro;
   const TrainingFit& fit = eff.fit;
+  e.memory_scale = fit.memory_scale;
   // The TP collectives' exposed time: at the link's scale, less what the overlap hides.
   const double tp_exposed_micro =
       std::max(0.0, fit.comm_scale_for(e.tp_link) * tp_micro - fit.tp_overlap_scale * tp_hideable_micro);

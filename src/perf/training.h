@@ -62,6 +62,7 @@ struct TrainingEstimate {
   // the fit has no band.
   std::optional<std::pair<double, double>> step_time_s_band, tokens_per_s_band;
   FitTerms fit_terms;
+  double memory_scale = 1;  // the fitted scale the memory-bound terms ran at (fitted.toml)
   double tokens_per_step = 0;
   double tokens_per_s = 0;
   double mfu = 0, hfu = 0;

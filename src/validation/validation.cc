@@ -9,6 +9,7 @@
 #include "data/toml_document.h"
 #include "model/presets.h"
 #include "perf/inference.h"
+#include "perf/offload.h"
 #include "perf/operations.h"
 #include "perf/training.h"
 #include "memory/memory_model.h"
@@ -404,7 +405,9 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     auto overlap = f.optional_boolean("overlap_dp_comm");
     if (!overlap) return overlap.error();
     run.overlap_dp_grads = *overlap;
-    const TrainingEstimate e = estimate_training(*m, *w, *gpu, c.eff.for_gpu(*gpu, *stack), *stack, cluster, run);
+    TrainingEstimate e = estimate_training(*m, *w, *gpu, c.eff.for_gpu(*gpu, *stack), *stack, cluster, run);
+    if (w->offload_optimizer)
+      add_offload_time(e, offload_optimizer_step_s(*m, *w, *gpu, cluster.gpus_per_node, host_memory_Bps_for(*gpu)));
     if (row.metric == "tflops_per_gpu") row.predicted = e.hardware_flops_per_step / e.step_time_s / w->par.gpus() / 1e12;
     else if (row.metric == "step_time_s") row.predicted = e.step_time_s;
     else if (row.metric == "tokens_per_s_per_gpu") row.predicted = e.tokens_per_s / w->par.gpus();
