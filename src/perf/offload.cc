@@ -46,8 +46,9 @@ void add_offload_time(TrainingEstimate& e, double offload_s) {
   e.breakdown.optimizer_s = 0;
   e.breakdown.offload_s += offload_s * scale;
   const double k = old_step / e.step_time_s;
-  for (auto* band : {&e.step_time_s_band, &e.tokens_per_s_band})
-    if (*band) **band = {(*band)->first / (band == &e.step_time_s_band ? k : 1 / k), (*band)->second / (band == &e.step_time_s_band ? k : 1 / k)};
+  // The bands are ratios to the estimate: they follow the step, and the rate the other way.
+  if (auto& b = e.step_time_s_band) *b = {b->first / k, b->second / k};
+  if (auto& b = e.tokens_per_s_band) *b = {b->first * k, b->second * k};
   e.mfu *= k;
   e.hfu *= k;
   e.tokens_per_s = e.tokens_per_step / e.step_time_s;

@@ -356,8 +356,11 @@ TEST(Training, OffloadedOptimizerTimeJoinsTheMemoryBoundTerm) {
   const double step = t.step_time_s, opt = t.breakdown.optimizer_s, memory = t.fit_terms.memory_s;
   const double host_s = offload_optimizer_step_s(m, w, g, 8, host_memory_Bps_for(g));
   ASSERT_GT(host_s, 0);
+  t.step_time_s_band = std::pair{0.8 * step, 1.5 * step};
   add_offload_time(t, host_s);
   EXPECT_NEAR(t.step_time_s, step - opt + 2 * host_s, 1e-9);
+  EXPECT_NEAR(t.step_time_s_band->first / t.step_time_s, 0.8, 1e-9);  // the band is a ratio to the step
+  EXPECT_NEAR(t.step_time_s_band->second / t.step_time_s, 1.5, 1e-9);
   EXPECT_NEAR(t.fit_terms.memory_s, memory - opt / 2 + host_s, 1e-9);
   EXPECT_NEAR(t.breakdown.offload_s, 2 * host_s, 1e-9);
   EXPECT_DOUBLE_EQ(t.breakdown.optimizer_s, 0);
