@@ -94,9 +94,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   if (f.tokens > 0) run.tokens = f.tokens;
   if (f.epochs > 0) run.tokens = f.epochs * f.dataset_tokens;
   TrainingEstimate e = estimate_training(m, w, gpu, eff, *stack, *cluster, run);
-  // Optimizer states in CPU memory: the host steps them, at the bandwidth of the node that houses the card.
-  if (w.offload_optimizer)
-    add_offload_time(e, offload_optimizer_step_s(m, w, gpu, cluster->gpus_per_node, host_memory_Bps_for(gpu)));
+  add_host_optimizer_step(e, m, w, gpu, cluster->gpus_per_node);
   const MemoryEstimate mem = estimate_memory(m, w, eff);
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
   const StepBreakdown& b = e.breakdown;

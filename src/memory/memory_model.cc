@@ -296,19 +296,22 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
                       !peft && w.gradients_in_fp32_buffers() ? " (the stack accumulates bf16 gradients in fp32)" : ""));
     }
     double state_b = 0;
-    const char* state_name = "";
-    // With no fp32 master copy the optimizer steps the 16-bit weights themselves, and torch's
-    // AdamW, SGD and Lion create their states like the parameter (zeros_like(p)): 16-bit too.
-    const bool states16 = !peft && bytes_per_value(other_p) < 4 && !w.fp32_master_weights;
+    std::string state_name;
+    bool like_weights = false;  // torch creates these states like the parameter (zeros_like(p))
     switch (w.optimizer) {
-      case Optimizer::adamw:
-        state_b = states16 ? 4 : 8, state_name = states16 ? "AdamW m and v (16-bit, like the weights)" : "AdamW m and v (fp32)";
-        break;
+      case Optimizer::adamw: state_b = 8, state_name = "AdamW m and v", like_weights = true; break;
       case Optimizer::adamw8bit: state_b = 2, state_name = "8-bit AdamW m and v (blockwise int8)"; break;
-      case Optimizer::sgd: state_b = states16 ? 2 : 4, state_name = states16 ? "SGD momentum (16-bit)" : "SGD momentum (fp32)"; break;
+      case Optimizer::sgd: state_b = 4, state_name = "SGD momentum", like_weights = true; break;
       // Hugging Face's performance guide: Adafactor "uses slightly more than 4 bytes" per parameter.
       case Optimizer::adafactor: state_b = 4, state_name = "Adafactor factored moments"; break;
-      case Optimizer::lion: state_b = states16 ? 2 : 4, state_name = states16 ? "Lion momentum (16-bit)" : "Lion momentum (fp32)"; break;
+      case Optimizer::lion: state_b = 4, state_name = "Lion momentum", like_weights = true; break;
+    }
+    // With no fp32 master copy the optimizer steps the 16-bit weights themselves, so states made
+    // like the parameter are 16-bit too.
+    if (like_weights) {
+      const bool states16 = !peft && bytes_per_value(other_p) < 4 && !w.fp32_master_weights;
+      if (states16) state_b /= 2;
+      state_name += states16 ? " (16-bit, like the weights)" : " (fp32)";
     }
     const double opt_div = w.par.zero >= 1 ? zero_dp : 1;
     const double opt_params = opt_div > 1 ? zero_share(trainable, expert_trainable) : trainable;
@@ -318,12 +321,12 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
                                         opt_div > 1 ? fmt::format(" / {} ranks (ZeRO-1+)", w.par.shard_ranks()) : "");
     if (w.offload_optimizer) {
       e.cpu_offload = opt_bytes;
-      e.terms.push_back({"optimizer", std::string(state_name) + " (offloaded to CPU)", 0, why});
+      e.terms.push_back({"optimizer", state_name + " (offloaded to CPU)", 0, why});
     } else if (w.paged_optimizer) {
       // Unified memory: resident on the card while it has room, paged to host memory when not;
       // outside PyTorch's allocator, so host memory must hold them in the worst case.
       e.cpu_offload = opt_params * state_b;
-      e.terms.push_back({"optimizer", std::string(state_name) + " (paged: host memory when the card is full)", 0, why});
+      e.terms.push_back({"optimizer", state_name + " (paged: host memory when the card is full)", 0, why});
       add("optimizer", "fp32 master weights", opt_params * master_b, "mixed precision keeps an fp32 copy");
     } else {
       add("optimizer", state_name, opt_params * state_b, why);

@@ -133,19 +133,23 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   out.max_concurrency = check_fit(m, mw, gpu, eff).max_batch;
   const MemoryEstimate mem = estimate_memory(m, mw, eff);
   out.weight_bytes_per_gpu = mem.weights * engine.weight_memory_relative.lookup(gpu.architecture, w.precision, 1.0);
-  ModelSpec cached = m;
-  if (std::find(engine.full_kv_families.begin(), engine.full_kv_families.end(), m.family) != engine.full_kv_families.end())
-    cached.sliding_window = cached.sliding_layers = 0;
-  out.kv_bytes_per_token = estimate_memory(cached, mw, eff).kv_cache / static_cast<double>(mw.seq);
+  double kv_cache = mem.kv_cache;
+  if (m.sliding_window > 0 &&
+      std::find(engine.full_kv_families.begin(), engine.full_kv_families.end(), m.family) != engine.full_kv_families.end()) {
+    ModelSpec full = m;  // the engine caches the windowed layers at full length
+    full.sliding_window = full.sliding_layers = 0;
+    kv_cache = estimate_memory(full, mw, eff).kv_cache;
+  }
+  out.kv_bytes_per_token = kv_cache / static_cast<double>(mw.seq);
   // The engine's budget: a max_batched_tokens forward (one sequence) gives the activation peak it
   // profiles; what its share of the card leaves after weights, that peak and the runtime's own
   // memory is the KV cache.
+  const Engine::BatchLimits lim = engine.limits_on(gpu);
   Workload pw = mw;
-  pw.seq = std::min<int64_t>(engine.limits_on(gpu).max_batched_tokens, std::max<int64_t>(mw.seq, 1));
+  pw.seq = std::min<int64_t>(lim.max_batched_tokens, std::max<int64_t>(mw.seq, 1));
   const MemoryEstimate peak = estimate_memory(m, pw, eff);
   out.profile_peak_bytes = engine.profile_run_peak ? peak.activations + peak.workspace : 0;
   if (engine.profile_run_peak && engine.profile_sampler_bytes_per_logit > 0) {
-    const Engine::BatchLimits lim = engine.limits_on(gpu);
     const double rows = static_cast<double>(std::min(lim.max_num_seqs, lim.max_batched_tokens));
     out.profile_sampler_bytes = engine.profile_sampler_bytes_per_logit * rows * static_cast<double>(m.vocab);
     out.profile_peak_bytes = std::max(out.profile_peak_bytes, out.profile_sampler_bytes);

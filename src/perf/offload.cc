@@ -30,9 +30,11 @@ double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu
   return pcie_s + host_s;
 }
 
-double host_memory_Bps_for(const Gpu& gpu) {
+void add_host_optimizer_step(TrainingEstimate& e, const ModelSpec& m, const Workload& w, const Gpu& gpu,
+                             int64_t gpus_per_node) {
+  if (!w.offload_optimizer) return;
   const auto nodes = Platform::builtin().nodes_for(gpu);
-  return nodes.empty() ? 0 : nodes.front()->host_memory_Bps;
+  add_offload_time(e, offload_optimizer_step_s(m, w, gpu, gpus_per_node, nodes.empty() ? 0 : nodes.front()->host_memory_Bps));
 }
 
 void add_offload_time(TrainingEstimate& e, double offload_s) {

@@ -24,7 +24,9 @@ double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu
 // from the step time (tokens/s, MFU, HFU, time and GPU-hours to train).
 void add_offload_time(TrainingEstimate& e, double offload_s);
 
-// The host memory bandwidth of the node class that houses `gpu` (platform.toml), 0 when none.
-double host_memory_Bps_for(const Gpu& gpu);
+// Where `w` offloads its optimizer: the host step on the node class that houses `gpu`
+// (platform.toml's host memory bandwidth), added as add_offload_time does. Nothing otherwise.
+void add_host_optimizer_step(TrainingEstimate& e, const ModelSpec& m, const Workload& w, const Gpu& gpu,
+                             int64_t gpus_per_node);
 
 }  // namespace gpuplan

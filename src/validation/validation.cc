@@ -406,8 +406,7 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     if (!overlap) return overlap.error();
     run.overlap_dp_grads = *overlap;
     TrainingEstimate e = estimate_training(*m, *w, *gpu, c.eff.for_gpu(*gpu, *stack), *stack, cluster, run);
-    if (w->offload_optimizer)
-      add_offload_time(e, offload_optimizer_step_s(*m, *w, *gpu, cluster.gpus_per_node, host_memory_Bps_for(*gpu)));
+    add_host_optimizer_step(e, *m, *w, *gpu, cluster.gpus_per_node);
     if (row.metric == "tflops_per_gpu") row.predicted = e.hardware_flops_per_step / e.step_time_s / w->par.gpus() / 1e12;
     else if (row.metric == "step_time_s") row.predicted = e.step_time_s;
     else if (row.metric == "tokens_per_s_per_gpu") row.predicted = e.tokens_per_s / w->par.gpus();
