@@ -284,11 +284,10 @@ Result<Constraints> parse_constraints(const toml::table* t, const std::string& w
   if (!mg) return mg.error();
   c.max_gpus = mg->value_or(64);
   if (c.max_gpus <= 0 || c.max_gpus > 65536) return make_error(f.field("max_gpus"), "must be between 1 and 65536");
-  auto bh = f.optional_number("busy_hours_per_month");
+  // A month has at most 744 hours.
+  auto bh = f.optional_number_between("busy_hours_per_month", 0, 744);
   if (!bh) return bh.error();
   c.busy_hours_per_month = bh->value_or(0);
-  if (!(c.busy_hours_per_month >= 0) || c.busy_hours_per_month > 744)
-    return make_error(f.field("busy_hours_per_month"), "must be between 0 and 744 (a month has at most 744 hours)");
   struct K {
     const char* key;
     double* out;

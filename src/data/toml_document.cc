@@ -64,6 +64,13 @@ Result<std::optional<double>> TomlFields::optional_number(std::string_view key) 
   return make_error(field(key), fmt::format("must be a number, not {}", type_name(*n)));
 }
 
+Result<std::optional<double>> TomlFields::optional_number_between(std::string_view key, double lo, double hi) const {
+  auto r = optional_number(key);
+  if (!r || !*r) return r;
+  if (!(**r >= lo && **r <= hi)) return make_error(field(key), fmt::format("must be between {} and {}, got {}", lo, hi, **r));
+  return r;
+}
+
 Result<std::optional<long long>> TomlFields::optional_integer(std::string_view key) const {
   const toml::node* n = t_.get(key);
   if (!n) return std::optional<long long>{};

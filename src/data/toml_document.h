@@ -30,6 +30,8 @@ class TomlFields {
   Result<std::optional<double>> optional_number(std::string_view key) const;
   Result<std::optional<long long>> optional_integer(std::string_view key) const;
   Result<std::optional<bool>> optional_boolean(std::string_view key) const;
+  // An optional number that, when present, must lie in [lo, hi] (NaN never does).
+  Result<std::optional<double>> optional_number_between(std::string_view key, double lo, double hi) const;
 
   // Fails naming the first key not in `allowed`, so typos in input files are caught.
   Status only_keys(std::initializer_list<std::string_view> allowed) const;

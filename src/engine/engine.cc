@@ -84,11 +84,9 @@ Result<FormatTable> read_format_table(const TomlFields& f, const char* key) {
 }
 
 Status read_number(const TomlFields& f, const char* key, double& out, double lo, double hi) {
-  auto r = f.optional_number(key);
+  auto r = f.optional_number_between(key, lo, hi);
   if (!r) return r.error();
-  if (!*r) return std::nullopt;
-  if (!(**r >= lo && **r <= hi)) return make_error(f.field(key), fmt::format("must be between {} and {}, got {}", lo, hi, **r));
-  out = **r;
+  if (*r) out = **r;
   return std::nullopt;
 }
 

@@ -49,11 +49,9 @@ Result<TrainingFit> read_fit(const toml::table& t, const std::string& where, con
     return *s;
   TrainingFit fit = base;
   for (const FitKey& k : kFitKeys) {
-    auto v = f.optional_number(k.name);
+    auto v = f.optional_number_between(k.name, k.lo, k.hi);
     if (!v) return v.error();
-    if (!*v) continue;
-    if (!(**v >= k.lo && **v <= k.hi)) return make_error(f.field(k.name), fmt::format("must be between {} and {}", k.lo, k.hi));
-    fit.*k.member = **v;
+    if (*v) fit.*k.member = **v;
   }
   if (auto s = read_band(f, "throughput_band", fit.throughput_band)) return *s;
   if (auto s = read_band(f, "memory_band", fit.memory_band)) return *s;
@@ -110,13 +108,10 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
     if (!s->as_table()) return make_error(where, "must be a table");
     TomlFields f(*s->as_table(), where);
     if (auto st = f.only_keys({"time_scale", "engine"})) return *st;
-    auto scale = f.optional_number("time_scale");
+    auto scale = f.optional_number_between("time_scale", 0.05, 20);
     if (!scale) return scale.error();
+    if (*scale) p.serving_time_scale = **scale;
     auto in_range = [](double v) { return v >= 0.05 && v <= 20; };
-    if (*scale) {
-      if (!in_range(**scale)) return make_error(f.field("time_scale"), "must be between 0.05 and 20");
-      p.serving_time_scale = **scale;
-    }
     if (const toml::node* e = s->as_table()->get("engine")) {
       if (!e->as_table()) return make_error(where + ".engine", "must be a table of engine id = time scale");
       for (const auto& [id, v] : *e->as_table()) {

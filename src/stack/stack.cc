@@ -88,17 +88,10 @@ Status read_text(const TomlFields& f, std::initializer_list<std::pair<const char
   return std::nullopt;
 }
 
-Status require_between(const TomlFields& f, const char* key, double v, double lo, double hi) {
-  if (!(v >= lo && v <= hi)) return make_error(f.field(key), fmt::format("must be between {} and {}, got {}", lo, hi, v));
-  return std::nullopt;
-}
-
 Result<double> fraction(const TomlFields& f, const char* key, double dflt, double lo, double hi) {
-  auto r = f.optional_number(key);
+  auto r = f.optional_number_between(key, lo, hi);
   if (!r) return r.error();
-  const double v = r->value_or(dflt);
-  if (auto e = require_between(f, key, v, lo, hi)) return *e;
-  return v;
+  return r->value_or(dflt);
 }
 
 Result<AttentionKernel> parse_kernel(const toml::table& t, const std::string& where) {
@@ -213,10 +206,10 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
     TomlFields ef(*e, f.field("eager_attention_bytes_per_score"));
     if (auto bad = ef.only_keys({"forward", "backward"})) return *bad;
     for (auto [key, out] : {std::pair{"forward", &s.eager_score_forward_bytes}, std::pair{"backward", &s.eager_score_backward_bytes}}) {
-      auto v = ef.number(key);
+      auto v = ef.optional_number_between(key, 1, 256);
       if (!v) return v.error();
-      if (auto bad = require_between(ef, key, *v, 1, 256)) return *bad;
-      *out = *v;
+      if (!*v) return make_error(ef.field(key), "is required");
+      *out = **v;
     }
   }
   std::vector<std::string> recipes;

@@ -73,10 +73,9 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   if (dequant->value_or(false)) s.engine.prompt_dequantize = true;
   // A version whose default share of the card predates the engine's current rule (SGLang before
   // its memory-reserve heuristic): that version's constant.
-  auto fraction = f.optional_number("memory_fraction");
+  auto fraction = f.optional_number_between("memory_fraction", 0.05, 1);
   if (!fraction) return fraction.error();
   if (*fraction) {
-    if (!(**fraction > 0.05 && **fraction <= 1)) return make_error(f.field("memory_fraction"), "must be between 0.05 and 1");
     s.engine.gpu_memory_utilization = **fraction;
     s.engine.memory_reserve = {};
   }

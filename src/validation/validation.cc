@@ -198,7 +198,9 @@ Result<ValidationRow> cross_gpu_row(const Ctx& c, const TomlFields& f, const Mod
   if (!stack) return stack.error();
   const Efficiency src_eff = *kind == "train" ? c.eff.for_gpu(*src, *stack) : c.eff.for_gpu(*src);
   Cluster src_cluster = default_cluster(*src);
-  if (auto net = f.optional_number("source_network_gbps"); net && *net) src_cluster.network_Bps = **net * 1e9 / 8;
+  auto net = f.optional_number_between("source_network_gbps", 1, 1e5);
+  if (!net) return net.error();
+  if (*net) src_cluster.network_Bps = **net * 1e9 / 8;
   std::function<double(const Gpu&, const Cluster&, const Efficiency&)> seconds;
   MetricSeconds conv;
   if (*kind == "train") {
