@@ -88,6 +88,10 @@ json_has plan_json "all(k in d['best'] for k in ['gpus','tp','pp','dp','micro_ba
 json_has plan_single_count "d['best']['gpus'] == 16" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 16 --json
 json_has plan_fixed_batch "d['global_batch'] == 256 and all(p['global_batch'] == 256 for p in d['per_gpu_count']) and d['cheapest'] is not None and all(p['free_fraction'] >= 0.1 for p in d['per_gpu_count'])" -- plan --model llama-3.1-70b --gpu h100-sxm --gpus 8..64 --seq 4096 --json
 json_has plan_headroom "all(p['memory_per_gpu_bytes'] <= 0.6 * p['capacity_bytes'] for p in d['per_gpu_count'])" -- plan --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 1..8 --headroom 0.4 --json
+# An offloaded optimizer steps on the stack's CPU optimizer (stacks.toml host_optimizer_fraction), named in
+# the JSON; a stack without one refuses the flag instead of guessing its speed.
+json_has train_offload_names_the_host_optimizer "d['host_optimizer']['bandwidth_fraction'] > 0 and d['host_optimizer']['host_memory_bytes_per_s'] > 0 and d['breakdown']['offload_s'] > 0" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 8 --stack deepspeed --zero 2 --offload-optimizer --json
+check train_offload_refused_without_cpu_optimizer 2 "offload-optimizer.*megatron" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --stack megatron --offload-optimizer
 json_has memory_fit_search "d['fit_search']['first']['gpus'] <= 8 and d['fit_search']['without_offload']['gpus'] <= 32 and 'required_headroom_fraction' in d" -- memory --model llama-3.1-70b --task full --gpu h100-sxm --json
 json_has memory_headroom "d['fits'] == False and d['fits_without_headroom'] == True" -- memory --model llama-3.1-8b --task qlora --seq 512 --gpu rtx-4090 --headroom 0.8 --json
 json_has cost_json "'break_even_months' in d and d['cloud_cost_usd'] > 0 and d['own_cost_usd'] > 0 and {o['mode'] for o in d['options']} >= {'on-demand','reserved-1y','reserved-3y','spot','buy'} and all('total_usd' in o for o in d['options'])" -- cost --gpu h100-sxm --gpus 8 --hours-per-month 730 --years 3 --json

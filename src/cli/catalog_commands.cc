@@ -126,6 +126,7 @@ nlohmann::json stack_json(const Stack& s) {
                     {"accumulation_defers_grad_reduce", s.accumulation_defers_grad_reduce},
                     {"frozen_weights_get_grads", s.frozen_weights_get_grads}}},
           {"step_overhead_s", s.step_overhead_s},
+          {"host_optimizer_fraction", s.host_optimizer_fraction},
           {"source", s.source},
           {"source_date", s.source_date}};
 }

@@ -93,8 +93,10 @@ int run_train(Context& ctx, const TrainFlags& f) {
   run.global_batch = f.global_batch;
   if (f.tokens > 0) run.tokens = f.tokens;
   if (f.epochs > 0) run.tokens = f.epochs * f.dataset_tokens;
+  if (w.offload_optimizer && stack->host_optimizer_fraction <= 0)
+    return fail(make_error("--offload-optimizer", "stack " + stack->id + " offers no CPU optimizer offload (see `gpuplan stacks`); try --stack deepspeed"));
   TrainingEstimate e = estimate_training(m, w, gpu, eff, *stack, *cluster, run);
-  add_host_optimizer_step(e, m, w, gpu, cluster->gpus_per_node);
+  add_host_optimizer_step(e, m, w, gpu, *stack, cluster->gpus_per_node);
   const MemoryEstimate mem = estimate_memory(m, w, eff);
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
   const StepBreakdown& b = e.breakdown;
@@ -136,6 +138,9 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"cp", w.par.cp},
         {"fp8_recipe", w.precision == Precision::fp8 && fp8_recipe_of(w, *stack) ? nlohmann::json(fp8_recipe_of(w, *stack)->id) : nlohmann::json(nullptr)},
         {"host_bytes", static_cast<int64_t>(mem.cpu_offload)},
+        {"host_optimizer", w.offload_optimizer ? nlohmann::json{{"host_memory_bytes_per_s", node_host_memory_Bps(gpu)},
+                                                                {"bandwidth_fraction", stack->host_optimizer_fraction}}
+                                               : nlohmann::json(nullptr)},
         {"tokens_per_s_per_gpu", e.tokens_per_s / w.par.gpus()},
         {"mfu", e.mfu},
         {"hfu", e.hfu},
@@ -179,7 +184,8 @@ int run_train(Context& ctx, const TrainFlags& f) {
   row("pipeline bubble", b.bubble_s);
   row(fmt::format("data-parallel comm, exposed ({})", e.dp_link).c_str(), b.dp_comm_exposed_s);
   row("optimizer step", b.optimizer_s);
-  row("optimizer step on the host (offloaded: PCIe both ways, host memory)", b.offload_s);
+  row(fmt::format("optimizer step on the host (PCIe both ways; CPU optimizer at {:.0f}% of {:.0f} GB/s)",
+                  100 * stack->host_optimizer_fraction, node_host_memory_Bps(gpu) / 1e9).c_str(), b.offload_s);
   t.add_separator();
   t.add_row({"step time", format_seconds(e.step_time_s), "100%"});
   fmt::print("{}", t.render());

@@ -21,6 +21,16 @@ TEST(Platform, EveryCatalogArchitectureAndStackHasARecord) {
   }
 }
 
+// A stack offers optimizer offload (platform.toml) exactly when stacks.toml records how fast its CPU
+// optimizer runs, so the planner never offloads to a host step it cannot time.
+TEST(Platform, OptimizerOffloadGoesWithAHostOptimizerFigure) {
+  for (const Stack& s : StackCatalog::builtin().stacks()) {
+    const StackSupport* support = P().stack_support(s.id);
+    ASSERT_NE(support, nullptr) << s.id;
+    EXPECT_EQ(support->offload_optimizer, s.host_optimizer_fraction > 0) << s.id;
+  }
+}
+
 // The catalog's datasheet rates and the architecture's data types must tell the same story: a
 // card has a bf16 or fp8 rate exactly when its architecture has that data type.
 TEST(Platform, ArchitectureDataTypesAgreeWithTheCatalogRates) {

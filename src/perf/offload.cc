@@ -7,7 +7,7 @@
 namespace gpuplan {
 
 double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu& gpu, int64_t gpus_per_node,
-                                double host_memory_Bps) {
+                                double host_optimizer_Bps) {
   const bool peft = w.task == Task::lora || w.task == Task::qlora;
   const double trainable = peft ? static_cast<double>(m.lora_parameters(w.lora_rank)) : static_cast<double>(m.total_parameters());
   // Each GPU owns a shard: split by tensor and pipeline parallelism, and by ZeRO over data parallelism.
@@ -26,15 +26,20 @@ double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu
     case Optimizer::adafactor: bytes_per_param = 16; break;
   }
   const double node_gpus = static_cast<double>(std::min<int64_t>(gpus_per_node, w.par.gpus()));
-  const double host_s = host_memory_Bps > 0 ? bytes_per_param * shard * node_gpus / host_memory_Bps : 0;
+  const double host_s = host_optimizer_Bps > 0 ? bytes_per_param * shard * node_gpus / host_optimizer_Bps : 0;
   return pcie_s + host_s;
 }
 
-void add_host_optimizer_step(TrainingEstimate& e, const ModelSpec& m, const Workload& w, const Gpu& gpu,
-                             int64_t gpus_per_node) {
-  if (!w.offload_optimizer) return;
+double node_host_memory_Bps(const Gpu& gpu) {
   const auto nodes = Platform::builtin().nodes_for(gpu);
-  add_offload_time(e, offload_optimizer_step_s(m, w, gpu, gpus_per_node, nodes.empty() ? 0 : nodes.front()->host_memory_Bps));
+  return nodes.empty() ? 0 : nodes.front()->host_memory_Bps;
+}
+
+void add_host_optimizer_step(TrainingEstimate& e, const ModelSpec& m, const Workload& w, const Gpu& gpu,
+                             const Stack& stack, int64_t gpus_per_node, double host_memory_Bps) {
+  if (!w.offload_optimizer) return;
+  if (host_memory_Bps <= 0) host_memory_Bps = node_host_memory_Bps(gpu);
+  add_offload_time(e, offload_optimizer_step_s(m, w, gpu, gpus_per_node, host_memory_Bps * stack.host_optimizer_fraction));
 }
 
 void add_offload_time(TrainingEstimate& e, double offload_s) {

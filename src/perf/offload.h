@@ -3,7 +3,8 @@
 // gradient shard over PCIe and gets its updated 16-bit weights back, and the host updates the
 // node's shards, reading and writing fp32 master weights and optimizer moments in host memory.
 // Counted after the backward pass, not overlapped (DeepSpeed's delayed parameter update is off by
-// default), at the PCIe and host-memory peaks: a lower bound on the cost.
+// default), at the PCIe peak and at the share of the host's memory bandwidth the stack's CPU
+// optimizer was measured to stream at (data/stacks.toml host_optimizer_fraction).
 #pragma once
 
 #include <cstdint>
@@ -11,22 +12,28 @@
 #include "hardware/gpu.h"
 #include "model/model.h"
 #include "perf/training.h"
+#include "stack/stack.h"
 #include "workload/workload.h"
 
 namespace gpuplan {
 
-// REQUIRES: w.offload_optimizer. `gpus_per_node` GPUs share the host's `host_memory_Bps`.
+// REQUIRES: w.offload_optimizer. `gpus_per_node` GPUs share a host whose optimizer streams
+// `host_optimizer_Bps` through its memory.
 double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu& gpu, int64_t gpus_per_node,
-                                double host_memory_Bps);
+                                double host_optimizer_Bps);
 
 // Puts the optimizer update on the host: replaces the step's GPU optimizer time with `offload_s`
 // (at the estimate's fitted memory-bound scale, and in its fit terms) and updates what follows
 // from the step time (tokens/s, MFU, HFU, time and GPU-hours to train).
 void add_offload_time(TrainingEstimate& e, double offload_s);
 
-// Where `w` offloads its optimizer: the host step on the node class that houses `gpu`
-// (platform.toml's host memory bandwidth), added as add_offload_time does. Nothing otherwise.
+// The host memory bandwidth of the node class platform.toml houses `gpu` in; 0 where none.
+double node_host_memory_Bps(const Gpu& gpu);
+
+// Where `w` offloads its optimizer: the host step, added as add_offload_time does, on a host of
+// `host_memory_Bps` (0: the node class that houses `gpu`, platform.toml's) with `stack`'s CPU
+// optimizer. Nothing otherwise. REQUIRES: stack.host_optimizer_fraction > 0 where w offloads.
 void add_host_optimizer_step(TrainingEstimate& e, const ModelSpec& m, const Workload& w, const Gpu& gpu,
-                             int64_t gpus_per_node);
+                             const Stack& stack, int64_t gpus_per_node, double host_memory_Bps = 0);
 
 }  // namespace gpuplan

@@ -44,7 +44,8 @@ std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const St
                               const PlanSpace& space, int64_t batch, int64_t gpus, const Rules& rules) {
   const std::vector<RecomputeSpec> modes = recompute_modes(stack);
   std::vector<bool> offloads = {false};
-  if (space.try_offload && rules.node && (!rules.support || rules.support->offload_optimizer)) offloads.push_back(true);
+  if (space.try_offload && rules.node && stack.host_optimizer_fraction > 0 && (!rules.support || rules.support->offload_optimizer))
+    offloads.push_back(true);
   std::vector<Workload> out;
   for (int64_t tp : powers_of_two(1, std::min(gpus, cluster.gpus_per_node))) {
     if (m.heads % tp != 0) continue;
@@ -180,7 +181,8 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
       PlanCandidate c{w, estimate_training(m, w, gpu, eff, stack, cluster, run), mem, capacity,
                       margin, host};
       if (w.offload_optimizer && rules.node)
-        add_offload_time(c.estimate, offload_optimizer_step_s(m, w, gpu, cluster.gpus_per_node, rules.node->host_memory_Bps));
+        add_offload_time(c.estimate, offload_optimizer_step_s(m, w, gpu, cluster.gpus_per_node,
+                                                              rules.node->host_memory_Bps * stack.host_optimizer_fraction));
       if (!best_here || better(c, *best_here, tie)) best_here = c;
       if (!r.cheapest || c.gpu_hours_per_step() < r.cheapest->gpu_hours_per_step()) r.cheapest = c;
       if (top.size() <= space.keep || faster(c, top.back())) {

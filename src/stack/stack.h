@@ -103,6 +103,9 @@ struct Stack {
   bool fused_optimizer = true;
 
   double step_overhead_s = 0;  // fixed host-side cost per optimizer step
+  // Share of the host's memory bandwidth its CPU optimizer streams at when the optimizer is
+  // offloaded; 0 where the stack records none (then it offers no offload).
+  double host_optimizer_fraction = 0;
 
   // The attention kernel this stack runs on `architecture`, and the share of the bf16 peak it
   // sustains there.
