@@ -127,6 +127,7 @@ nlohmann::json stack_json(const Stack& s) {
                     {"frozen_weights_get_grads", s.frozen_weights_get_grads}}},
           {"step_overhead_s", s.step_overhead_s},
           {"host_optimizer_fraction", s.host_optimizer_fraction},
+          {"zero3_persistence_threshold", s.zero3_persistence_threshold},
           {"source", s.source},
           {"source_date", s.source_date}};
 }

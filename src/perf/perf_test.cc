@@ -371,6 +371,43 @@ TEST(Training, OffloadedOptimizerTimeJoinsTheMemoryBoundTerm) {
   EXPECT_DOUBLE_EQ(t.breakdown.optimizer_s, 0);
 }
 
+// Megatron's GPT block holds 12 tensors (two LayerNorms' weights and biases, the fused qkv, the
+// attention output and the two MLP matrices, each with a bias): 4 of them reach DeepSpeed's
+// 100,000-element persistence threshold. Hugging Face's Llama block splits q, k, v and gate, up.
+TEST(Training, LayerParameterTensorsFollowTheModelCode) {
+  Stack fused = stack("deepspeed");
+  fused.separate_projections = false;
+  const auto gpt = layer_parameter_tensors(preset("gpt3-175b"), fused);
+  EXPECT_EQ(gpt.size(), 12u);
+  EXPECT_EQ(std::count_if(gpt.begin(), gpt.end(), [&](int64_t n) { return n >= fused.zero3_persistence_threshold; }), 4);
+  EXPECT_EQ(fused.zero3_persistence_threshold, 100000);
+  const auto llama = layer_parameter_tensors(preset("llama-3.1-8b"), stack("deepspeed"));
+  EXPECT_EQ(llama.size(), 9u);  // 2 RMSNorms, q, k, v, o, gate, up, down
+}
+
+// DeepSpeed before 0.5.5 gathered and reduce-scattered each parameter tensor alone, a sync before
+// each gather: at thousands of ranks every collective pays a ring's latency and a copy a rank, and
+// nothing hides the gathers, so the step grows with the ranks at a fixed global batch, as
+// Narayanan et al. 2021 (Table 2) measured for GPT 175B (74 days to train at 768 and at 1536 GPUs).
+TEST(Training, GatheringEachTensorCostsMoreWithEveryRank) {
+  const ModelSpec m = preset("gpt3-175b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  Stack ds = stack("deepspeed");
+  ds.separate_projections = false;
+  const Efficiency e = unfitted(g, ds);
+  const auto dp_comm = [&](int64_t gpus, bool each) {
+    Workload w = training(Task::pretrain, 1536 / gpus, 2048, Precision::fp16);
+    w.par.dp = gpus;
+    w.par.zero = 3;
+    w.set_recompute({Recompute::full, 0});
+    TrainingRun run;
+    run.gather_each_tensor = each;
+    return estimate_training(m, w, g, e, ds, default_cluster(g), run).breakdown.dp_comm_exposed_s;
+  };
+  EXPECT_GT(dp_comm(1536, true), 2 * dp_comm(1536, false));
+  EXPECT_GT(dp_comm(1536, true), 1.5 * dp_comm(384, true));
+}
+
 // DeepSpeed's CPU-Adam updated 25 billion parameters in 6.74 s on a DGX-2 host (ZeRO-Offload, Ren
 // et al. 2021, Table 4: 1, 2, 4, 8 and 10 billion; Table 2: 2 Xeon 8168 with DDR4-2666, 256 GB/s).
 // The deepspeed stack's host step on such a host takes that long a parameter, within 3%; a run

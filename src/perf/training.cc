@@ -263,12 +263,26 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // step, overlapped with the last micro-batch's backward.
     const double expert_share = peft || stage_params <= 0 ? 0 : stage_experts / stage_params;
     const Link expert_dp_link = group_link(gpu, eff, cluster, xl.replicas, w.par.tp * w.par.dp / xl.replicas);
-    // FSDP and ZeRO-3 gather and reduce-scatter one unit (a transformer block) at a time: every
-    // unit after the first pays a ring's latency again, which over thousands of ranks is
-    // milliseconds a collective.
-    const double per_unit_latency =
-        w.par.zero >= 3 && shard > 1 ? (stage_layers - 1) * ring_latency(shard, w.par.tp, gpu, eff, cluster) : 0;
-    const double grad_sync = reduce(grad_bytes * (1 - expert_share)) + per_unit_latency +
+    // FSDP and ZeRO-3 gather and reduce-scatter one unit (a transformer block) at a time, or one
+    // parameter tensor at a time where the run does: every collective after the first pays a
+    // ring's latency again, which over thousands of ranks is milliseconds a collective.
+    // Tensor by tensor, those under the stack's persistence threshold stay whole on every rank and
+    // are only reduced.
+    double reductions = stage_layers, gathers = stage_layers;
+    if (run.gather_each_tensor) {
+      const std::vector<int64_t> tensors = layer_parameter_tensors(m, stack);
+      reductions = stage_layers * static_cast<double>(tensors.size());
+      gathers = stage_layers * static_cast<double>(std::count_if(tensors.begin(), tensors.end(), [&](int64_t numel) {
+                  return numel >= stack.zero3_persistence_threshold;
+                }));
+    }
+    double ring = w.par.zero >= 3 && shard > 1 ? ring_latency(shard, w.par.tp, gpu, eff, cluster) : 0;
+    // Tensor by tensor, DeepSpeed passed lists of one view a rank to torch.distributed, whose NCCL
+    // process group copies each rank's chunk out of (all_gather) or into (reduce_scatter) a flat
+    // buffer: a kernel launch a rank on every collective (ProcessGroupNCCL.cpp, "Copy the
+    // flattened output tensors to the outputs"; PR #1188: "all_gather will do implicit memcpy").
+    if (run.gather_each_tensor) ring += static_cast<double>(shard) * eff.kernel_overhead_s;
+    const double grad_sync = reduce(grad_bytes * (1 - expert_share)) + std::max(0.0, reductions - 1) * ring +
                              collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
     dp_total = grad_sync;
     // The backward's window, with the recompute that runs layer by layer inside it.
@@ -285,11 +299,11 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
                                                                          : s.weight_bytes;
       const double gather =
           group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster) +
-          per_unit_latency;
+          std::max(0.0, gathers - 1) * ring;
       const double bwd_gather = w.par.reshard_after_forward ? gather : 0;
       dp_total += (gather + bwd_gather) * micro;
       gather_link = group_link(gpu, eff, cluster, shard, w.par.tp).name;
-      if (!stack.overlap_param_gather) {
+      if (!stack.overlap_param_gather || run.gather_each_tensor) {
         gather_exposed = micro * (gather + bwd_gather);
       } else {
         // Prefetched gathers hide under the pass they feed: the forward's under the forward, the
@@ -396,6 +410,44 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     e.gpu_hours = *e.time_to_train_s / 3600.0 * gpus;
   }
   return e;
+}
+
+std::vector<int64_t> layer_parameter_tensors(const ModelSpec& m, const Stack& stack) {
+  const FamilyTraits& t = m.traits;
+  const int64_t h = m.hidden, q = m.q_dim(), kv = m.kv_dim();
+  std::vector<int64_t> n;
+  for (int i = 0; i < t.norms_per_layer; ++i) {
+    n.push_back(h);
+    if (t.norm_bias) n.push_back(h);
+  }
+  // Attention: q, k and v apart or as one fused matrix, then the output projection.
+  const bool apart = stack.separate_projections || m.is_mla();
+  for (int64_t width : apart ? std::vector<int64_t>{q, kv, kv} : std::vector<int64_t>{q + 2 * kv}) {
+    n.push_back(width * h);
+    if (t.qkv_bias) n.push_back(width);
+  }
+  n.push_back(h * q);
+  if (t.out_bias || t.attn_out_bias) n.push_back(h);
+  if (t.qk_norm > 0) n.insert(n.end(), {m.head_dim, m.head_dim});
+  if (m.attention_sinks) n.push_back(m.heads);
+  // MLP: up (and gate, apart or fused) and down, with their biases; an MoE layer holds its experts'.
+  const auto mlp = [&](int64_t width, bool bias) {
+    const int64_t ups = t.glu ? 2 : 1;
+    for (int64_t width_in : stack.separate_projections || !t.glu ? std::vector<int64_t>(ups, width) : std::vector<int64_t>{ups * width}) {
+      n.push_back(width_in * h);
+      if (bias) n.push_back(width_in);
+    }
+    n.push_back(h * width);
+    if (bias) n.push_back(h);
+  };
+  if (!m.is_moe() || m.dense_layers() * 2 > m.layers) {
+    mlp(m.intermediate, t.out_bias);
+  } else {
+    for (int64_t e = 0; e < m.experts; ++e) mlp(m.expert_width(), m.expert_bias);
+    for (int64_t e = 0; e < m.shared_experts; ++e) mlp(m.shared_width(), false);
+    n.push_back(m.experts * h);  // the router
+  }
+  return n;
 }
 
 }  // namespace gpuplan

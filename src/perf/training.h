@@ -24,7 +24,17 @@ struct TrainingRun {
   // Gradient reduction overlapped with backward; unset = as the stack does it. Set for runs that
   // publish otherwise (Megatron-LM in 2021 did not overlap).
   std::optional<bool> overlap_dp_grads;
+  // ZeRO-3 gathers and reduce-scatters each parameter tensor in a collective of its own, and waits
+  // for every gather before the compute that needs it. DeepSpeed did so until 0.5.5 (2021-11):
+  // `_allgather_param` ran one `all_gather` a parameter after a `torch.cuda.synchronize()`, which
+  // PR #1188 replaced ("the async version is not async at all").
+  bool gather_each_tensor = false;
 };
+
+// The element counts of one transformer block's parameter tensors as `stack`'s model code holds
+// them: norms, attention and MLP projections (fused or apart), their biases and q/k norms; an MoE
+// block (where most blocks are) holds each expert's projections and the router.
+std::vector<int64_t> layer_parameter_tensors(const ModelSpec& m, const Stack& stack);
 
 struct StepBreakdown {
   double compute_s = 0;        // compute-bound operations (matmuls at their efficiency)

@@ -147,7 +147,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "host_optimizer_fraction", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "host_optimizer_fraction", "zero3_persistence_threshold", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -203,6 +203,11 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   s.op_recompute_matmul_share = *share;
   s.step_overhead_s = *step;
   s.host_optimizer_fraction = *host;
+  auto persist = f.optional_integer("zero3_persistence_threshold");
+  if (!persist) return persist.error();
+  if (*persist && (**persist < 0 || **persist > (1LL << 40)))
+    return make_error(f.field("zero3_persistence_threshold"), "must be between 0 and 2^40 elements");
+  s.zero3_persistence_threshold = persist->value_or(0);
   if (const toml::node* n = t.get("eager_attention_bytes_per_score")) {
     const toml::table* e = n->as_table();
     if (!e) return make_error(f.field("eager_attention_bytes_per_score"), "must be a table { forward = B, backward = B }");

@@ -106,6 +106,9 @@ struct Stack {
   // Share of the host's memory bandwidth its CPU optimizer streams at when the optimizer is
   // offloaded; 0 where the stack records none (then it offers no offload).
   double host_optimizer_fraction = 0;
+  // ZeRO-3 keeps parameter tensors smaller than this many elements whole on every rank (DeepSpeed's
+  // stage3_param_persistence_threshold); 0: every tensor is sharded.
+  int64_t zero3_persistence_threshold = 0;
 
   // The attention kernel this stack runs on `architecture`, and the share of the bf16 peak it
   // sustains there.

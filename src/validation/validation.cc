@@ -153,7 +153,9 @@ Result<Workload> row_workload(const TomlFields& f, const ModelSpec& m, Task task
   return w;
 }
 
-// The row's `stack` (else `fallback`), running the row's `attention_kernel` where the run set one.
+// The row's `stack` (else `fallback`), running the row's `attention_kernel` where the run set one,
+// and the row's model code where it fuses or splits the projections unlike the stack's usual code
+// (Megatron's GPT under DeepSpeed: `separate_projections = false`).
 Result<Stack> row_stack(const TomlFields& f, const Gpu& gpu, const std::string& fallback = default_stack_id(Task::pretrain)) {
   auto id = f.optional_string("stack");
   if (!id) return id.error();
@@ -161,9 +163,12 @@ Result<Stack> row_stack(const TomlFields& f, const Gpu& gpu, const std::string& 
   if (!kernel) return kernel.error();
   auto overlap_tp = f.optional_boolean("overlap_tp");
   if (!overlap_tp) return overlap_tp.error();
+  auto apart = f.optional_boolean("separate_projections");
+  if (!apart) return apart.error();
   const StackCatalog& stacks = StackCatalog::builtin();
   auto stack = stacks.find(id->value_or(fallback), f.field("stack"));
   if (stack && *overlap_tp) stack->overlap_tp = **overlap_tp;
+  if (stack && *apart) stack->separate_projections = **apart;
   if (!stack || !*kernel) return stack;
   stack = stacks.with_attention_kernel(*stack, **kernel, f.field("attention_kernel"));
   if (!stack) return stack;
@@ -407,6 +412,10 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     auto overlap = f.optional_boolean("overlap_dp_comm");
     if (!overlap) return overlap.error();
     run.overlap_dp_grads = *overlap;
+    // A DeepSpeed from before 0.5.5, whose ZeRO-3 gathered tensor by tensor (TrainingRun).
+    auto each = f.optional_boolean("gather_each_tensor");
+    if (!each) return each.error();
+    run.gather_each_tensor = each->value_or(false);
     // The run's own host where its source names the CPUs (GB/s, as platform.toml's nodes).
     auto host_bw = f.optional_number_between("host_memory_bw_gbps", 1, 1e5);
     if (!host_bw) return host_bw.error();
