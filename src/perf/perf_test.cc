@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -383,6 +385,15 @@ TEST(Training, LayerParameterTensorsFollowTheModelCode) {
   EXPECT_EQ(fused.zero3_persistence_threshold, 100000);
   const auto llama = layer_parameter_tensors(preset("llama-3.1-8b"), stack("deepspeed"));
   EXPECT_EQ(llama.size(), 9u);  // 2 RMSNorms, q, k, v, o, gate, up, down
+  // DeepSeek-V3's MoE block: 2 norms; q down, its norm, q up; kv down, its norm, kv up; o; 256
+  // routed and 1 shared expert of 3 matrices; the router. The parameters add up to the block's.
+  const ModelSpec v3 = preset("deepseek-v3");
+  const auto moe = layer_parameter_tensors(v3, stack("deepspeed"));
+  EXPECT_EQ(moe.size(), 2u + 7u + 257u * 3u + 1u);
+  const ParameterCounts pc = v3.parameters();
+  const double moe_block = static_cast<double>(pc.attention + pc.norms + pc.routers + pc.routed_experts + pc.shared_experts) / v3.layers;
+  const double listed = static_cast<double>(std::accumulate(moe.begin(), moe.end(), int64_t{0}));
+  EXPECT_NEAR(listed / moe_block, 1.0, 0.1);  // the three dense blocks pull the average down
 }
 
 // DeepSpeed before 0.5.5 gathered and reduce-scattered each parameter tensor alone, a sync before

@@ -264,10 +264,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     const double expert_share = peft || stage_params <= 0 ? 0 : stage_experts / stage_params;
     const Link expert_dp_link = group_link(gpu, eff, cluster, xl.replicas, w.par.tp * w.par.dp / xl.replicas);
     // FSDP and ZeRO-3 gather and reduce-scatter one unit (a transformer block) at a time, or one
-    // parameter tensor at a time where the run does: every collective after the first pays a
-    // ring's latency again, which over thousands of ranks is milliseconds a collective.
-    // Tensor by tensor, those under the stack's persistence threshold stay whole on every rank and
-    // are only reduced.
+    // parameter tensor at a time where the run does (tensors under the stack's persistence
+    // threshold then stay whole on every rank and are only reduced): every collective after the
+    // first pays a ring's latency again, which over thousands of ranks is milliseconds a collective.
     double reductions = stage_layers, gathers = stage_layers;
     if (run.gather_each_tensor) {
       const std::vector<int64_t> tensors = layer_parameter_tensors(m, stack);
@@ -277,7 +276,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
                 }));
     }
     double ring = w.par.zero >= 3 && shard > 1 ? ring_latency(shard, w.par.tp, gpu, eff, cluster) : 0;
-    // Tensor by tensor, DeepSpeed passed lists of one view a rank to torch.distributed, whose NCCL
+    // Tensor by tensor, DeepSpeed also passed lists of one view a rank to torch.distributed, whose NCCL
     // process group copies each rank's chunk out of (all_gather) or into (reduce_scatter) a flat
     // buffer: a kernel launch a rank on every collective (ProcessGroupNCCL.cpp, "Copy the
     // flattened output tensors to the outputs"; PR #1188: "all_gather will do implicit memcpy").
@@ -420,13 +419,21 @@ std::vector<int64_t> layer_parameter_tensors(const ModelSpec& m, const Stack& st
     n.push_back(h);
     if (t.norm_bias) n.push_back(h);
   }
-  // Attention: q, k and v apart or as one fused matrix, then the output projection.
-  const bool apart = stack.separate_projections || m.is_mla();
-  for (int64_t width : apart ? std::vector<int64_t>{q, kv, kv} : std::vector<int64_t>{q + 2 * kv}) {
-    n.push_back(width * h);
-    if (t.qkv_bias) n.push_back(width);
+  // Attention: q, k and v apart or as one fused matrix, then the output projection; MLA's query
+  // (through its low-rank bottleneck where it has one) and its KV latent's down and up projections.
+  if (m.is_mla()) {
+    const int64_t qk = m.qk_nope_dim + m.qk_rope_dim, latent = m.kv_lora_rank;
+    if (m.q_lora_rank > 0) n.insert(n.end(), {h * m.q_lora_rank, m.q_lora_rank, m.q_lora_rank * m.heads * qk});
+    else n.push_back(h * m.heads * qk);
+    n.insert(n.end(), {h * (latent + m.qk_rope_dim), latent, latent * m.heads * (m.qk_nope_dim + m.v_head_dim)});
+    n.push_back(m.heads * m.v_head_dim * h);
+  } else {
+    for (int64_t width : stack.separate_projections ? std::vector<int64_t>{q, kv, kv} : std::vector<int64_t>{q + 2 * kv}) {
+      n.push_back(width * h);
+      if (t.qkv_bias) n.push_back(width);
+    }
+    n.push_back(h * q);
   }
-  n.push_back(h * q);
   if (t.out_bias || t.attn_out_bias) n.push_back(h);
   if (t.qk_norm > 0) n.insert(n.end(), {m.head_dim, m.head_dim});
   if (m.attention_sinks) n.push_back(m.heads);
