@@ -279,9 +279,13 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // Tensor by tensor, DeepSpeed also passed lists of one view a rank to torch.distributed, whose NCCL
     // process group copies each rank's chunk out of (all_gather) or into (reduce_scatter) a flat
     // buffer: a kernel launch a rank on every collective (ProcessGroupNCCL.cpp, "Copy the
-    // flattened output tensors to the outputs"; PR #1188: "all_gather will do implicit memcpy").
+    // flattened output tensors to the outputs"; PR #1188: "all_gather will do implicit memcpy"),
+    // and every byte through memory once more: the gradients copied in (read and write); the
+    // gathered weights zero-filled first (_allgather_param's torch.zeros) and copied out.
     if (run.gather_each_tensor) ring += static_cast<double>(shard) * eff.kernel_overhead_s;
+    const double copy_Bps = vector_Bps(gpu, eff);
     const double grad_sync = reduce(grad_bytes * (1 - expert_share)) + std::max(0.0, reductions - 1) * ring +
+                             (run.gather_each_tensor ? 2 * grad_bytes / copy_Bps : 0) +
                              collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
     dp_total = grad_sync;
     // The backward's window, with the recompute that runs layer by layer inside it.
@@ -298,7 +302,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
                                                                          : s.weight_bytes;
       const double gather =
           group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster) +
-          std::max(0.0, gathers - 1) * ring;
+          std::max(0.0, gathers - 1) * ring + (run.gather_each_tensor ? 3 * stage_params * gather_bytes / copy_Bps : 0);
       const double bwd_gather = w.par.reshard_after_forward ? gather : 0;
       dp_total += (gather + bwd_gather) * micro;
       gather_link = group_link(gpu, eff, cluster, shard, w.par.tp).name;
