@@ -91,6 +91,9 @@ json_has plan_headroom "all(p['memory_per_gpu_bytes'] <= 0.6 * p['capacity_bytes
 # An offloaded optimizer steps on the stack's CPU optimizer (stacks.toml host_optimizer_fraction), named in
 # the JSON; a stack without one refuses the flag instead of guessing its speed.
 json_has train_offload_names_the_host_optimizer "d['host_optimizer']['bandwidth_fraction'] > 0 and d['host_optimizer']['host_memory_bytes_per_s'] > 0 and d['breakdown']['offload_s'] > 0" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 8 --stack deepspeed --zero 2 --offload-optimizer --json
+json_has train_host_memory_bw_names_the_host "abs(d['host_optimizer']['host_memory_bytes_per_s'] - 409.6e9) < 1e3" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 2 --stack deepspeed --zero 2 --offload-optimizer --host-memory-bw 409.6 --json
+check train_host_memory_bw_needs_offload 2 "host-memory-bw.*offload-optimizer" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 2 --stack deepspeed --host-memory-bw 409.6
+check train_host_memory_bw_negative 2 "host-memory-bw" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 2 --stack deepspeed --offload-optimizer --host-memory-bw -3
 check train_offload_refused_without_cpu_optimizer 2 "offload-optimizer.*megatron" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --stack megatron --offload-optimizer
 json_has memory_fit_search "d['fit_search']['first']['gpus'] <= 8 and d['fit_search']['without_offload']['gpus'] <= 32 and 'required_headroom_fraction' in d" -- memory --model llama-3.1-70b --task full --gpu h100-sxm --json
 json_has memory_headroom "d['fits'] == False and d['fits_without_headroom'] == True" -- memory --model llama-3.1-8b --task qlora --seq 512 --gpu rtx-4090 --headroom 0.8 --json

@@ -56,6 +56,7 @@ struct TrainFlags {
   std::string gpu;
   int64_t global_batch = 0;
   double tokens = 0, epochs = 0, dataset_tokens = 0;
+  double host_memory_gbps = 0;  // 0: the node class that houses the GPU (platform.toml)
   bool json = false;
 };
 
@@ -95,8 +96,11 @@ int run_train(Context& ctx, const TrainFlags& f) {
   if (f.epochs > 0) run.tokens = f.epochs * f.dataset_tokens;
   if (w.offload_optimizer && stack->host_optimizer_fraction <= 0)
     return fail(make_error("--offload-optimizer", "stack " + stack->id + " offers no CPU optimizer offload (see `gpuplan stacks`); try --stack deepspeed"));
+  if (auto s = require_finite(f.host_memory_gbps, "--host-memory-bw", 0, 1e5)) return fail(*s);
+  if (f.host_memory_gbps > 0 && !w.offload_optimizer) return fail(make_error("--host-memory-bw", "needs --offload-optimizer"));
+  const double host_Bps = f.host_memory_gbps > 0 ? f.host_memory_gbps * 1e9 : node_host_memory_Bps(gpu);
   TrainingEstimate e = estimate_training(m, w, gpu, eff, *stack, *cluster, run);
-  add_host_optimizer_step(e, m, w, gpu, *stack, cluster->gpus_per_node);
+  add_host_optimizer_step(e, m, w, gpu, *stack, cluster->gpus_per_node, host_Bps);
   const MemoryEstimate mem = estimate_memory(m, w, eff);
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
   const StepBreakdown& b = e.breakdown;
@@ -138,7 +142,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"cp", w.par.cp},
         {"fp8_recipe", w.precision == Precision::fp8 && fp8_recipe_of(w, *stack) ? nlohmann::json(fp8_recipe_of(w, *stack)->id) : nlohmann::json(nullptr)},
         {"host_bytes", static_cast<int64_t>(mem.cpu_offload)},
-        {"host_optimizer", w.offload_optimizer ? nlohmann::json{{"host_memory_bytes_per_s", node_host_memory_Bps(gpu)},
+        {"host_optimizer", w.offload_optimizer ? nlohmann::json{{"host_memory_bytes_per_s", host_Bps},
                                                                 {"bandwidth_fraction", stack->host_optimizer_fraction}}
                                                : nlohmann::json(nullptr)},
         {"tokens_per_s_per_gpu", e.tokens_per_s / w.par.gpus()},
@@ -185,7 +189,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   row(fmt::format("data-parallel comm, exposed ({})", e.dp_link).c_str(), b.dp_comm_exposed_s);
   row("optimizer step", b.optimizer_s);
   row(fmt::format("optimizer step on the host (PCIe both ways; CPU optimizer at {:.0f}% of {:.0f} GB/s)",
-                  100 * stack->host_optimizer_fraction, node_host_memory_Bps(gpu) / 1e9).c_str(), b.offload_s);
+                  100 * stack->host_optimizer_fraction, host_Bps / 1e9).c_str(), b.offload_s);
   t.add_separator();
   t.add_row({"step time", format_seconds(e.step_time_s), "100%"});
   fmt::print("{}", t.render());
@@ -625,6 +629,8 @@ std::vector<Command> perf_commands() {
          sub.add_option("--tokens", f->tokens, "tokens to train on: gives time to train and GPU-hours");
          sub.add_option("--epochs", f->epochs, "epochs over --dataset-tokens");
          sub.add_option("--dataset-tokens", f->dataset_tokens, "tokens in the dataset: gives time per epoch");
+         sub.add_option("--host-memory-bw", f->host_memory_gbps,
+                        "with --offload-optimizer: the host's memory bandwidth, GB/s (default: the node class that houses the GPU)");
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_train(ctx, *f); }; });
        }},
