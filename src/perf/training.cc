@@ -267,8 +267,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // parameter tensor at a time where the run does (tensors under the stack's persistence
     // threshold then stay whole on every rank and are only reduced): every collective after the
     // first pays a ring's latency again, which over thousands of ranks is milliseconds a collective.
+    const bool each_tensor = run.gather_each_tensor && w.par.zero >= 3 && shard > 1;
     double reductions = stage_layers, gathers = stage_layers;
-    if (run.gather_each_tensor) {
+    if (each_tensor) {
       const std::vector<int64_t> tensors = layer_parameter_tensors(m, stack);
       reductions = stage_layers * static_cast<double>(tensors.size());
       gathers = stage_layers * static_cast<double>(std::count_if(tensors.begin(), tensors.end(), [&](int64_t numel) {
@@ -282,10 +283,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // flattened output tensors to the outputs"; PR #1188: "all_gather will do implicit memcpy"),
     // and every byte through memory once more: the gradients copied in (read and write); the
     // gathered weights zero-filled first (_allgather_param's torch.zeros) and copied out.
-    if (run.gather_each_tensor) ring += static_cast<double>(shard) * eff.kernel_overhead_s;
+    if (each_tensor) ring += static_cast<double>(shard) * eff.kernel_overhead_s;
     const double copy_Bps = vector_Bps(gpu, eff);
     const double grad_sync = reduce(grad_bytes * (1 - expert_share)) + std::max(0.0, reductions - 1) * ring +
-                             (run.gather_each_tensor ? 2 * grad_bytes / copy_Bps : 0) +
+                             (each_tensor ? 2 * grad_bytes / copy_Bps : 0) +
                              collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
     dp_total = grad_sync;
     // The backward's window, with the recompute that runs layer by layer inside it.
@@ -302,11 +303,11 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
                                                                          : s.weight_bytes;
       const double gather =
           group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster) +
-          std::max(0.0, gathers - 1) * ring + (run.gather_each_tensor ? 3 * stage_params * gather_bytes / copy_Bps : 0);
+          std::max(0.0, gathers - 1) * ring + (each_tensor ? 3 * stage_params * gather_bytes / copy_Bps : 0);
       const double bwd_gather = w.par.reshard_after_forward ? gather : 0;
       dp_total += (gather + bwd_gather) * micro;
       gather_link = group_link(gpu, eff, cluster, shard, w.par.tp).name;
-      if (!stack.overlap_param_gather || run.gather_each_tensor) {
+      if (!stack.overlap_param_gather || each_tensor) {
         gather_exposed = micro * (gather + bwd_gather);
       } else {
         // Prefetched gathers hide under the pass they feed: the forward's under the forward, the
