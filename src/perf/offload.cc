@@ -30,17 +30,7 @@ double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu
   return pcie_s + host_s;
 }
 
-double node_host_memory_Bps(const Gpu& gpu) {
-  const auto nodes = Platform::builtin().nodes_for(gpu);
-  return nodes.empty() ? 0 : nodes.front()->host_memory_Bps;
-}
-
-void add_host_optimizer_step(TrainingEstimate& e, const ModelSpec& m, const Workload& w, const Gpu& gpu,
-                             const Stack& stack, int64_t gpus_per_node, double host_memory_Bps) {
-  if (!w.offload_optimizer) return;
-  if (host_memory_Bps <= 0) host_memory_Bps = node_host_memory_Bps(gpu);
-  add_offload_time(e, offload_optimizer_step_s(m, w, gpu, gpus_per_node, host_memory_Bps * stack.host_optimizer_fraction));
-}
+namespace {
 
 void add_offload_time(TrainingEstimate& e, double offload_s) {
   if (offload_s <= 0) return;
@@ -64,6 +54,20 @@ void add_offload_time(TrainingEstimate& e, double offload_s) {
     e.time_to_train_s = *e.time_to_train_s / k;
     e.gpu_hours = *e.time_to_train_s / 3600.0 * gpus;
   }
+}
+
+}  // namespace
+
+double node_host_memory_Bps(const Gpu& gpu) {
+  const auto nodes = Platform::builtin().nodes_for(gpu);
+  return nodes.empty() ? 0 : nodes.front()->host_memory_Bps;
+}
+
+void add_host_optimizer_step(TrainingEstimate& e, const ModelSpec& m, const Workload& w, const Gpu& gpu,
+                             const Stack& stack, int64_t gpus_per_node, double host_memory_Bps) {
+  if (!w.offload_optimizer) return;
+  if (host_memory_Bps <= 0) host_memory_Bps = node_host_memory_Bps(gpu);
+  add_offload_time(e, offload_optimizer_step_s(m, w, gpu, gpus_per_node, host_memory_Bps * stack.host_optimizer_fraction));
 }
 
 }  // namespace gpuplan

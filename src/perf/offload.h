@@ -22,17 +22,14 @@ namespace gpuplan {
 double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu& gpu, int64_t gpus_per_node,
                                 double host_optimizer_Bps);
 
-// Puts the optimizer update on the host: replaces the step's GPU optimizer time with `offload_s`
-// (at the estimate's fitted memory-bound scale, and in its fit terms) and updates what follows
-// from the step time (tokens/s, MFU, HFU, time and GPU-hours to train).
-void add_offload_time(TrainingEstimate& e, double offload_s);
-
 // The host memory bandwidth of the node class platform.toml houses `gpu` in; 0 where none.
 double node_host_memory_Bps(const Gpu& gpu);
 
-// Where `w` offloads its optimizer: the host step, added as add_offload_time does, on a host of
-// `host_memory_Bps` (0: the node class that houses `gpu`, platform.toml's) with `stack`'s CPU
-// optimizer. Nothing otherwise. REQUIRES: stack.host_optimizer_fraction > 0 where w offloads.
+// Where `w` offloads its optimizer, puts its update on the host: the step's GPU optimizer time is
+// replaced by the host step (at the estimate's fitted memory-bound scale, and in its fit terms) on
+// a host of `host_memory_Bps` (0: the node class that houses `gpu`, platform.toml's) with
+// `stack`'s CPU optimizer, and what follows from the step time (tokens/s, MFU, HFU, bands, time
+// and GPU-hours to train) is updated. Nothing otherwise. REQUIRES: stack.host_optimizer_fraction > 0 where w offloads.
 void add_host_optimizer_step(TrainingEstimate& e, const ModelSpec& m, const Workload& w, const Gpu& gpu,
                              const Stack& stack, int64_t gpus_per_node, double host_memory_Bps = 0);
 

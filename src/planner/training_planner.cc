@@ -180,9 +180,7 @@ PlanResult plan_training(const ModelSpec& m, const Workload& base, const Gpu& gp
       run.tokens = space.tokens;
       PlanCandidate c{w, estimate_training(m, w, gpu, eff, stack, cluster, run), mem, capacity,
                       margin, host};
-      if (w.offload_optimizer && rules.node)
-        add_offload_time(c.estimate, offload_optimizer_step_s(m, w, gpu, cluster.gpus_per_node,
-                                                              rules.node->host_memory_Bps * stack.host_optimizer_fraction));
+      if (rules.node) add_host_optimizer_step(c.estimate, m, w, gpu, stack, cluster.gpus_per_node, rules.node->host_memory_Bps);
       if (!best_here || better(c, *best_here, tie)) best_here = c;
       if (!r.cheapest || c.gpu_hours_per_step() < r.cheapest->gpu_hours_per_step()) r.cheapest = c;
       if (top.size() <= space.keep || faster(c, top.back())) {
