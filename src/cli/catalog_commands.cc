@@ -215,6 +215,8 @@ int run_engines(bool json) {
                      {"ubatch_tokens", e.ubatch_tokens},
                      {"moe_expert_launches_one_token", e.moe_expert_launches_one_token},
                      {"moe_expert_launches_batch", e.moe_expert_launches_batch},
+                     {"looped_expert_launches_one_token", e.looped_expert_launches_one_token},
+                     {"looped_expert_launches_batch", e.looped_expert_launches_batch},
                      {"autoscale_metric", e.autoscale_metric}, {"notes", e.notes},
                      {"source", e.source}, {"source_date", e.source_date}});
     return print_json(arr, "engines");

@@ -42,6 +42,14 @@ Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, 
   return e;
 }
 
+Engine Engine::with_expert_loop() const {
+  Engine e = *this;
+  e.moe_cuda_graphs = false;
+  e.moe_expert_launches_one_token = looped_expert_launches_one_token;
+  e.moe_expert_launches_batch = looped_expert_launches_batch;
+  return e;
+}
+
 Gpu Engine::prefill_gpu(const Gpu& gpu) const {
   Gpu g = gpu;
   if (gemm_fp16_accumulate && gpu.fp16_acc16_flops > gpu.fp16_flops) g.fp16_flops = g.bf16_flops = gpu.fp16_acc16_flops;
@@ -143,7 +151,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
-                            "moe_expert_launches_one_token", "moe_expert_launches_batch", "prompt_dequantize",
+                            "moe_expert_launches_one_token", "moe_expert_launches_batch", "looped_expert_launches_one_token",
+                            "looped_expert_launches_batch", "prompt_dequantize",
                             "prompt_dequantize_architectures", "ubatch_tokens", "memory_reserve",
                             "weight_memory_relative", "full_kv_families",
                             "profile_sampler_bytes_per_logit"}))
@@ -180,7 +189,9 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                   std::tuple{"gpu_memory_utilization", &e.gpu_memory_utilization, 0.05, 1.0},
                                   std::tuple{"large_gpu_min_gib", &e.large_gpu_min_gib, 0.0, 1e4},
                                   std::tuple{"moe_expert_launches_one_token", &e.moe_expert_launches_one_token, 0.0, 100.0},
-                                  std::tuple{"moe_expert_launches_batch", &e.moe_expert_launches_batch, 0.0, 100.0}})
+                                  std::tuple{"moe_expert_launches_batch", &e.moe_expert_launches_batch, 0.0, 100.0},
+                                  std::tuple{"looped_expert_launches_one_token", &e.looped_expert_launches_one_token, 0.0, 100.0},
+                                  std::tuple{"looped_expert_launches_batch", &e.looped_expert_launches_batch, 0.0, 100.0}})
     if (auto s = read_number(f, key, *out, lo, hi)) return *s;
   for (auto [key, out, lo, hi] : {std::tuple{"max_batched_tokens", &e.max_batched_tokens, int64_t{1}, int64_t{1} << 24},
                                   std::tuple{"max_num_seqs", &e.max_num_seqs, int64_t{1}, int64_t{1} << 20},

@@ -55,6 +55,12 @@ struct Engine {
   // Kernels per routed expert and expert matmul where the engine loops over experts instead of
   // running one grouped GEMM (0): for a forward over one token, and over a batch of them.
   double moe_expert_launches_one_token = 0, moe_expert_launches_batch = 0;
+  // The same for the engine's earlier builds that looped over the experts without CUDA graphs
+  // (both 0: no such earlier path recorded).
+  double looped_expert_launches_one_token = 0, looped_expert_launches_batch = 0;
+  bool has_expert_loop() const { return looped_expert_launches_one_token > 0 || looped_expert_launches_batch > 0; }
+  // This engine as its expert-looping builds ran mixture-of-experts models.
+  Engine with_expert_loop() const;
   double graph_kernel_overhead_s = 0;
 
   // Scheduling

@@ -71,6 +71,14 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   auto dequant = f.optional_boolean("prompt_dequantize");
   if (!dequant) return dequant.error();
   if (dequant->value_or(false)) s.engine.prompt_dequantize = true;
+  // A build from before the engine's grouped expert kernels (llama.cpp before mid-2025).
+  auto loop = f.optional_boolean("moe_expert_loop");
+  if (!loop) return loop.error();
+  if (loop->value_or(false)) {
+    if (!s.engine.has_expert_loop())
+      return make_error(f.field("moe_expert_loop"), "engine '" + s.engine.id + "' records no expert-looping build");
+    s.engine = s.engine.with_expert_loop();
+  }
   // A version whose default share of the card predates the engine's current rule (SGLang before
   // its memory-reserve heuristic): that version's constant.
   auto fraction = f.optional_number_between("memory_fraction", 0.05, 1);

@@ -121,15 +121,15 @@ TEST(PerformanceValidation, ServingRowsSpanEnginesGpusAndLoadsAndHoldTheirErrorP
   EXPECT_GT(report().unscored.size(), 0u);
   for (const char* e : {"vllm", "sglang", "tensorrt-llm", "llama.cpp", "transformers"})
     std::printf("%-13s MAPE %.1f%%\n", e, report().mape("serving", e) * 100);
-  // In sample today: all 25.1%, vLLM 27.0%, SGLang 21.3%, TensorRT-LLM 20.2%, llama.cpp 28.8% (the
-  // 2025-26 llama.cpp builds decode faster than its 2024 engine record).
-  EXPECT_LE(report().mape("serving"), 0.26);
-  EXPECT_LE(report().mape("serving", "llama.cpp"), 0.30);
+  // In sample today: all 24.7%, vLLM 27.1%, SGLang 21.3%, TensorRT-LLM 20.1%, llama.cpp 26.0% (its
+  // 2025-26 builds decode dense models faster than the engine record's 2023-24 bandwidth shares).
+  EXPECT_LE(report().mape("serving"), 0.25);
+  EXPECT_LE(report().mape("serving", "llama.cpp"), 0.27);
   EXPECT_LE(report().mape("serving", "tensorrt-llm"), 0.21);
   EXPECT_LE(report().mape("serving", "vllm"), 0.28);
   EXPECT_LE(report().mape("serving", "sglang"), 0.22);
   ASSERT_TRUE(table().cv.cross_validated.count("serving"));
-  EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.28);  // leave one publication out: 27.0% today
+  EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.27);  // leave one publication out: 26.3% today
 }
 
 // A row gpuplan would refuse on the command line, and a row whose published figure beats the GPU's
@@ -203,6 +203,25 @@ TEST(PerformanceValidation, AServingRowMayStateItsVersionsShareOfTheCard) {
   auto bad = run_validation(row("memory_fraction = 1.5\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().field.find("memory_fraction"), std::string::npos);
+}
+
+// A row from a llama.cpp build before its grouped expert kernels says so: its MoE decode loops over
+// the experts outside CUDA graphs and is slower; an engine with no such build recorded refuses it.
+TEST(PerformanceValidation, AServingRowMayStateAnExpertLoopingBuild) {
+  auto row = [](const std::string& engine, const std::string& extra) {
+    return "[[serving]]\nwhat = \"gpt-oss-20b decode\"\npublication = \"test\"\nengine = \"" + engine +
+           "\"\nmodel = \"gpt-oss-20b\"\ngpu = \"rtx-4090\"\nprecision = \"mxfp4\"\nprompt = 1\noutput = 128\n"
+           "metric = \"tokens_per_s\"\npublished = 100\nsource = \"test\"\n" + extra;
+  };
+  auto now = run_validation(row("llama.cpp", ""), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  auto looped = run_validation(row("llama.cpp", "moe_expert_loop = true\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_TRUE(now && looped);
+  ASSERT_EQ(now->rows.size(), 1u);
+  ASSERT_EQ(looped->rows.size(), 1u);
+  EXPECT_LT(looped->rows[0].predicted, 0.8 * now->rows[0].predicted);
+  auto bad = run_validation(row("vllm", "moe_expert_loop = true\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().field.find("moe_expert_loop"), std::string::npos);
 }
 
 // A training row whose published throughput needs more than the GPU's dense peak under the
