@@ -94,8 +94,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   run.global_batch = f.global_batch;
   if (f.tokens > 0) run.tokens = f.tokens;
   if (f.epochs > 0) run.tokens = f.epochs * f.dataset_tokens;
-  if (w.offload_optimizer && stack->host_optimizer_fraction <= 0)
-    return fail(make_error("--offload-optimizer", "stack " + stack->id + " offers no CPU optimizer offload (see `gpuplan stacks`); try --stack deepspeed"));
+  if (w.offload_optimizer && !stack->offers_offload()) return fail(make_error("--offload-optimizer", stack->no_offload_reason()));
   if (auto s = require_finite(f.host_memory_gbps, "--host-memory-bw", 0, 1e5)) return fail(*s);
   if (f.host_memory_gbps > 0 && !w.offload_optimizer) return fail(make_error("--host-memory-bw", "needs --offload-optimizer"));
   const double host_Bps = f.host_memory_gbps > 0 ? f.host_memory_gbps * 1e9 : node_host_memory_Bps(gpu);

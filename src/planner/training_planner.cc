@@ -44,7 +44,7 @@ std::vector<Workload> layouts(const ModelSpec& m, const Workload& base, const St
                               const PlanSpace& space, int64_t batch, int64_t gpus, const Rules& rules) {
   const std::vector<RecomputeSpec> modes = recompute_modes(stack);
   std::vector<bool> offloads = {false};
-  if (space.try_offload && rules.node && stack.host_optimizer_fraction > 0 && (!rules.support || rules.support->offload_optimizer))
+  if (space.try_offload && rules.node && stack.offers_offload() && (!rules.support || rules.support->offload_optimizer))
     offloads.push_back(true);
   std::vector<Workload> out;
   for (int64_t tp : powers_of_two(1, std::min(gpus, cluster.gpus_per_node))) {

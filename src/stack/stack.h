@@ -106,6 +106,11 @@ struct Stack {
   // Share of the host's memory bandwidth its CPU optimizer streams at when the optimizer is
   // offloaded; 0 where the stack records none (then it offers no offload).
   double host_optimizer_fraction = 0;
+  bool offers_offload() const { return host_optimizer_fraction > 0; }
+  // Why an offloaded optimizer cannot be modelled on this stack (REQUIRES: !offers_offload()).
+  std::string no_offload_reason() const {
+    return "stack " + id + " offers no CPU optimizer offload (see `gpuplan stacks`); try --stack deepspeed";
+  }
   // ZeRO-3 keeps parameter tensors smaller than this many elements whole on every rank (DeepSpeed's
   // stage3_param_persistence_threshold); 0: every tensor is sharded.
   int64_t zero3_persistence_threshold = 0;

@@ -419,8 +419,7 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     // The run's own host where its source names the CPUs (GB/s, as platform.toml's nodes).
     auto host_bw = f.optional_number_between("host_memory_bw_gbps", 1, 1e5);
     if (!host_bw) return host_bw.error();
-    if (w->offload_optimizer && stack->host_optimizer_fraction <= 0)
-      return make_error(f.field("offload_optimizer"), "stack " + stack->id + " records no CPU optimizer to offload to");
+    if (w->offload_optimizer && !stack->offers_offload()) return make_error(f.field("offload_optimizer"), stack->no_offload_reason());
     TrainingEstimate e = estimate_training(*m, *w, *gpu, c.eff.for_gpu(*gpu, *stack), *stack, cluster, run);
     add_host_optimizer_step(e, *m, *w, *gpu, *stack, cluster.gpus_per_node, host_bw->value_or(0) * 1e9);
     if (row.metric == "tflops_per_gpu") row.predicted = e.hardware_flops_per_step / e.step_time_s / w->par.gpus() / 1e12;
