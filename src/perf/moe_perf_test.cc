@@ -143,6 +143,8 @@ TEST(Precision, GgufTypesAreReadByNameWithLlamaCppBitsPerWeight) {
   EXPECT_NEAR(bytes_per_value(*parse_precision("mxfp4")) * 8, 4.25, 1e-9);  // OCP MX: 4 + 8/32
   EXPECT_NEAR(bytes_per_value(*parse_precision("nvfp4")) * 8, 4.5, 1e-9);   // 4 + 8/16
   EXPECT_TRUE(is_weight_only(*parse_precision("q6_k")));
+  EXPECT_EQ(parse_precision("F16"), Precision::fp16);  // GGUF's unquantised file types
+  EXPECT_EQ(parse_precision("f32"), Precision::fp32);
   EXPECT_FALSE(parse_precision("q4_k_x"));
 }
 

@@ -67,6 +67,10 @@ std::optional<Precision> parse_precision(std::string_view s) {
   for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const auto& e : kTable)
     if (lower == e.name) return e.p;
+  // GGUF's names for its unquantised file types (llama.cpp's LLAMA_FTYPE_ALL_F32 and MOSTLY_F16,
+  // shown as F32 and F16 in file names and llama-bench tables).
+  if (lower == "f16") return Precision::fp16;
+  if (lower == "f32") return Precision::fp32;
   return std::nullopt;
 }
 
