@@ -406,6 +406,7 @@ int run_infer(Context& ctx, InferFlags f) {
                           {"kernel_overhead_s", e.decode_overhead_s}}},
                         {"kv_cache_budget_bytes", im.kv_budget_bytes},
                         {"kv_cache_tokens", im.kv_capacity_tokens},
+                        {"kv_cache_replication", im.kv_replication},
                         {"engine_memory_fraction", im.memory_fraction},
                         {"engine_weight_bytes", im.weight_bytes_per_gpu}};
     if (sim) {
@@ -450,6 +451,13 @@ int run_infer(Context& ctx, InferFlags f) {
              im.weight_bytes_per_gpu != mem.weights
                  ? fmt::format(", weights held as {} for its kernels", format_bytes(im.weight_bytes_per_gpu))
                  : "");
+  if (im.kv_replication > 1)
+    fmt::print("                      each cached {} is held on {:g} of the {} GPUs (tensor-parallel attention{}); "
+               "attention data parallelism (TensorRT-LLM enable_attention_dp, SGLang --enable-dp-attention), which "
+               "gpuplan does not model, would hold {:g}x the tokens\n",
+               m.is_mla() ? "latent" : "key/value head", im.kv_replication, w.par.tp,
+               m.is_mla() ? ": the MLA latent is not split by heads" : fmt::format(", {} KV heads", m.kv_heads),
+               im.kv_replication);
   if (sim) {
     fmt::print("\nUnder load: {} requests over {} ({:.2f} requests/s), mean batch {:.1f}, {} preemptions\n", sim->completed,
                format_seconds(sim->span_s), sim->requests_per_s, sim->mean_batch, sim->preemptions);

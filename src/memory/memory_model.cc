@@ -11,6 +11,10 @@ namespace gpuplan {
 
 namespace {
 
+double kv_heads_per_gpu(const ModelSpec& m, double tp) {
+  return std::max<double>(1, std::floor(static_cast<double>(m.kv_heads) / tp));
+}
+
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
 // Bytes saved for backward by one transformer layer, per GPU (Korthikanti et al. 2022, "Reducing
@@ -404,7 +408,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
 
   // ---- KV cache --------------------------------------------------------------------------------
   if (w.task == Task::infer && !m.traits.encoder) {
-    const double kv_heads_gpu = std::max<double>(1, std::floor(static_cast<double>(m.kv_heads) / t));
+    const double kv_heads_gpu = kv_heads_per_gpu(m, t);
     const double kvb = bytes_per_value(w.kv());
     // K and V per head; with latent attention one shared latent and RoPE key, whole on every TP
     // rank (vLLM's MLA backends replicate it; DeepSeek-V2 section 2.1.2).
@@ -457,6 +461,13 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   if (const FitBand& band = eff.fit.memory_band_for(memory_band_class(w.task)); w.training() && band.rows > 0)
     e.per_gpu_bytes_band = std::pair{e.nvidia_smi() * band.low, e.nvidia_smi() * band.high};
   return e;
+}
+
+double kv_cache_replication(const ModelSpec& m, int64_t tp) {
+  if (tp <= 1 || m.traits.encoder) return 1;
+  const double t = static_cast<double>(tp);
+  if (m.is_mla()) return t;
+  return std::max(1.0, kv_heads_per_gpu(m, t) * t / static_cast<double>(m.kv_heads));
 }
 
 }  // namespace gpuplan

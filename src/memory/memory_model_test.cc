@@ -86,6 +86,15 @@ TEST(KvCache, TensorParallelSplitsKvHeadsButNeverBelowOne) {
   EXPECT_DOUBLE_EQ(estimate_memory(mqa, w, eff_for("h100-sxm")).kv_cache, mqa_tp4);
 }
 
+// Past tp = kv_heads each head is cached on several GPUs, and an MLA latent on all of them: the
+// factor attention data parallelism would divide the cache by, which infer reports.
+TEST(KvCache, ReplicationCountsTheGpusHoldingEachCachedHead) {
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("llama-3.1-70b"), 8), 1);    // 8 KV heads over 8 GPUs
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("qwen3-235b-a22b"), 8), 2);  // 4 KV heads over 8
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("deepseek-v3"), 8), 8);      // one latent, whole on each
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("qwen3-235b-a22b"), 1), 1);
+}
+
 TEST(Memory, AdamMixedPrecisionIs16BytesPerParameter) {
   Workload w;
   w.seq = 16;

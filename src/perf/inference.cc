@@ -141,6 +141,7 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
     kv_cache = estimate_memory(full, mw, eff).kv_cache;
   }
   out.kv_bytes_per_token = kv_cache / static_cast<double>(mw.seq);
+  out.kv_replication = kv_cache_replication(m, w.par.tp);
   // The engine's budget: a max_batched_tokens forward (one sequence) gives the activation peak it
   // profiles; what its share of the card leaves after weights, that peak and the runtime's own
   // memory is the KV cache.

@@ -53,6 +53,9 @@ struct InferenceMemory {
   double profile_sampler_bytes = 0;  // the profile's sampling peak, where the engine samples in it
   int64_t kv_capacity_tokens = 0;
   double memory_fraction = 0;  // the engine's share of the card (Engine::memory_fraction)
+  // GPUs of the tensor-parallel group caching each key/value (kv_cache_replication): what attention
+  // data parallelism, which gpuplan does not model, would divide the cache by.
+  double kv_replication = 1;
 };
 
 // `w` carries the weight precision, KV precision and TP degree; micro_batch and seq are ignored
