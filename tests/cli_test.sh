@@ -181,6 +181,10 @@ json_has memory_moe_params "d['parameters'] > 3e10 and 3.2e9 < d['active_paramet
 json_has models_active "all('active_parameters' in m for m in d) and any(m['id'] == 'deepseek-v3' and m['latent_attention'] for m in d)" -- models --json
 json_has train_moe_params "d['ep'] == 8 and d['active_parameters'] < d['parameters'] and d['breakdown']['ep_comm_s'] > 0" -- train --model qwen3-30b-a3b --gpu h100-sxm --gpus 8 --ep 8 --zero 1 --json
 json_has infer_kv_replication "d['kv_cache_replication'] == 2" -- infer --model qwen3-235b-a22b --gpu h200-sxm --tp 8 --gpus 8 --weight-precision fp8 --json
+json_has infer_attention_dp "d['attention_dp'] is True and d['ep'] == 8 and d['kv_cache_replication'] == 1" -- infer --model qwen3-235b-a22b --gpu h200-sxm --tp 8 --gpus 8 --weight-precision fp8 --engine tensorrt-llm --attention-dp --json
+check attention_dp_engine 2 "--attention-dp: vLLM .* records no attention data parallelism" -- infer --model qwen3-235b-a22b --gpu h200-sxm --tp 8 --gpus 8 --weight-precision fp8 --attention-dp
+check attention_dp_dense 2 "--attention-dp: is modelled for mixture-of-experts models" -- infer --model llama-3.1-70b --gpu h200-sxm --tp 8 --gpus 8 --engine sglang --attention-dp
+check attention_dp_tp1 2 "--attention-dp: needs --tp 2" -- infer --model qwen3-30b-a3b --gpu h200-sxm --engine sglang --attention-dp
 json_has infer_moe_params "d['ep'] == 8 and d['active_parameters'] < d['parameters']" -- infer --model deepseek-v3 --gpu h200-sxm --tp 8 --gpus 8 --ep 8 --weight-precision fp8 --json
 json_has plan_moe_ep "d['best'] is not None and 'ep' in d['best'] and d['active_parameters'] < d['parameters']" -- plan --model qwen3-30b-a3b --gpu h100-sxm --gpus 16 --json
 check unknown_architecture 2 "model_type: unknown architecture 'minimax_m1'.*attn_type_list.*--assume-dense" -- memory --model "$cfg/minimax-m1.json"

@@ -222,7 +222,7 @@ struct InferFlags {
   std::string gpu, weight_precision, engine = kDefaultEngineId, emit;
   int64_t prompt = 512, output = 128, concurrency = 1;
   double average_rps = 0, scale_at = 0.8;
-  bool json = false;
+  bool json = false, attention_dp = false;
 };
 
 // `infer --emit k8s`: the replica of this TP size planned for --rps as the peak (and --average-rps),
@@ -329,7 +329,8 @@ int run_infer(Context& ctx, InferFlags f) {
   f.w.batch = f.concurrency;
   auto built = build_generation_workload(f.w);
   if (!built) return fail(built.error());
-  const auto& [m, w] = *built;
+  const ModelSpec& m = built->first;
+  Workload w = built->second;
   auto ge = gpu_and_eff(ctx, f.gpu);
   if (!ge) return fail(ge.error());
   const auto& [gpu, eff] = *ge;
@@ -337,6 +338,8 @@ int run_infer(Context& ctx, InferFlags f) {
   if (!cluster) return fail(cluster.error());
   auto engine = EngineCatalog::builtin().find(f.engine);
   if (!engine) return fail(engine.error());
+  if (f.attention_dp)
+    if (auto s = engine->use_attention_dp(w, m, "--attention-dp")) return fail(*s);
   if (auto s = check_workload_knobs(f.load)) return fail(*s);
   if (std::string why = engine->unsupported(gpu, w.precision); !why.empty()) return fail(make_error("--engine", why));
   if (!f.emit.empty() && f.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + f.emit + "'"));
@@ -378,6 +381,7 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"gpu", gpu.id},
                         {"tp", w.par.tp},
                         {"ep", w.par.ep},
+                        {"attention_dp", w.par.attention_dp},
                         {"parameters", m.total_parameters()},
                         {"active_parameters", m.active_parameters()},
                         {"assumed_dense", m.assumed_dense},
@@ -422,7 +426,12 @@ int run_infer(Context& ctx, InferFlags f) {
     return print_json(j, "--model");
   }
   fmt::print("{} on {} x {}{} under {}, {} weights, {} KV cache; {} prompt + {} output tokens, {} concurrent\n", m.name,
-             w.par.tp, gpu.id, w.par.ep > 1 ? fmt::format(" (ep {})", w.par.ep) : "", engine->name, to_string(w.precision),
+             w.par.tp, gpu.id,
+             w.par.attention_dp ? fmt::format(" (attention data-parallel: each GPU its own requests with every KV head; experts ep {}, dense MLPs {})",
+                                              w.par.ep, w.par.attention_dp_dense_tp ? "split over the group" : "replicated")
+             : w.par.ep > 1     ? fmt::format(" (ep {})", w.par.ep)
+                                : "",
+             engine->name, to_string(w.precision),
              to_string(w.kv()), f.prompt, f.output, f.concurrency);
   if (m.is_moe())
     fmt::print("{} of {} parameters active per token\n", format_count(static_cast<double>(m.active_parameters())),
@@ -453,8 +462,8 @@ int run_infer(Context& ctx, InferFlags f) {
                  : "");
   if (im.kv_replication > 1)
     fmt::print("                      each cached {} is held on {:g} of the {} GPUs (tensor-parallel attention{}); "
-               "attention data parallelism (TensorRT-LLM enable_attention_dp, SGLang --enable-dp-attention), which "
-               "gpuplan does not model, would hold {:g}x the tokens\n",
+               "attention data parallelism (--attention-dp: TensorRT-LLM enable_attention_dp, SGLang "
+               "--enable-dp-attention) caches each request once, up to {:g}x the tokens less the weights it copies\n",
                m.is_mla() ? "latent" : "key/value head", im.kv_replication, w.par.tp,
                m.is_mla() ? ": the MLA latent is not split by heads" : fmt::format(", {} KV heads", m.kv_heads),
                im.kv_replication);
@@ -651,6 +660,8 @@ std::vector<Command> perf_commands() {
          sub.add_option("--prompt", f->prompt, "prompt tokens per request")->capture_default_str();
          sub.add_option("--output", f->output, "output tokens per request")->capture_default_str();
          sub.add_option("--concurrency", f->concurrency, "requests decoded together")->capture_default_str();
+         sub.add_flag("--attention-dp", f->attention_dp,
+                      "MoE serving: attention data-parallel over the --tp GPUs, each with its own requests and every KV head, experts over ep = tp (tensorrt-llm, sglang)");
          sub.add_option("--engine", f->engine, "serving engine: vllm, sglang, tensorrt-llm, llama.cpp, transformers (`gpuplan engines`)")
              ->capture_default_str();
          add_load_flags(sub, f->load);

@@ -42,6 +42,16 @@ Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, 
   return e;
 }
 
+Status Engine::use_attention_dp(Workload& w, const ModelSpec& m, const std::string& field) const {
+  if (!attention_dp) return make_error(field, name + " records no attention data parallelism (tensorrt-llm and sglang do)");
+  if (!m.is_moe()) return make_error(field, "is modelled for mixture-of-experts models; " + m.name + " is dense");
+  w.par.attention_dp = true;
+  w.par.attention_dp_dense_tp = attention_dp_dense_tp;
+  if (w.par.ep <= 1) w.par.ep = w.par.tp;
+  if (auto e = w.validate(m)) return make_error(e->field == "--attention-dp" ? field : e->field, e->message);
+  return std::nullopt;
+}
+
 Engine Engine::with_expert_loop() const {
   Engine e = *this;
   e.moe_cuda_graphs = false;
@@ -152,7 +162,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "looped_expert_launches_one_token",
-                            "looped_expert_launches_batch", "prompt_dequantize",
+                            "looped_expert_launches_batch", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
+                            "attention_dp_gather", "attention_dp_limits_per_gpu",
                             "prompt_dequantize_architectures", "ubatch_tokens", "memory_reserve",
                             "weight_memory_relative", "full_kv_families",
                             "profile_sampler_bytes_per_logit"}))
@@ -204,11 +215,19 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                           std::pair{"chunked_prefill", &e.chunked_prefill}, std::pair{"prefix_caching", &e.prefix_caching},
                           std::pair{"profile_run_peak", &e.profile_run_peak}, std::pair{"reserve_output_kv", &e.reserve_output_kv},
                           std::pair{"gemm_fp16_accumulate", &e.gemm_fp16_accumulate},
-                          std::pair{"moe_cuda_graphs", &e.moe_cuda_graphs}, std::pair{"prompt_dequantize", &e.prompt_dequantize}}) {
+                          std::pair{"moe_cuda_graphs", &e.moe_cuda_graphs}, std::pair{"prompt_dequantize", &e.prompt_dequantize},
+                          std::pair{"attention_dp", &e.attention_dp}, std::pair{"attention_dp_dense_tp", &e.attention_dp_dense_tp},
+                          std::pair{"attention_dp_gather", &e.attention_dp_gather},
+                          std::pair{"attention_dp_limits_per_gpu", &e.attention_dp_limits_per_gpu}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     if (*b) *out = **b;
   }
+  if ((e.attention_dp_dense_tp || e.attention_dp_gather || e.attention_dp_limits_per_gpu) && !e.attention_dp)
+    return make_error(f.field(e.attention_dp_dense_tp ? "attention_dp_dense_tp"
+                              : e.attention_dp_gather ? "attention_dp_gather"
+                                                      : "attention_dp_limits_per_gpu"),
+                      "describes attention data parallelism, which needs attention_dp = true");
   if (const toml::node* x = t.get("format_architectures")) {
     const toml::table* ft = x->as_table();
     if (!ft) return make_error(f.field("format_architectures"), "must be a table of format = [architectures]");

@@ -16,7 +16,9 @@
 #include "hardware/efficiency.h"
 #include "hardware/gpu.h"
 #include "util/status.h"
+#include "model/model.h"
 #include "workload/precision.h"
+#include "workload/workload.h"
 
 namespace gpuplan {
 
@@ -80,6 +82,16 @@ struct Engine {
   // output tokens, reserved up front, so nothing is ever preempted (TensorRT-LLM's
   // GUARANTEED_NO_EVICT).
   bool reserve_output_kv = false;
+
+  // Attention data parallelism (Parallelism::attention_dp): whether the engine offers it, whether
+  // its dense MLPs stay split over the group (else replicated), and whether each layer gathers the
+  // whole batch to every GPU and reduce-scatters it back (else an all-to-all of the routed copies).
+  bool attention_dp = false, attention_dp_dense_tp = false, attention_dp_gather = false;
+  // Its batch limits then apply to each GPU's own requests (else to the group's together).
+  bool attention_dp_limits_per_gpu = false;
+  // Lays `w` out attention data-parallel as this engine runs it (experts over ep = tp unless given);
+  // fails, naming `field`, where the engine offers no such layout or `m` cannot take it.
+  Status use_attention_dp(Workload& w, const ModelSpec& m, const std::string& field) const;
 
   // KV cache
   double gpu_memory_utilization = 0.9;  // share of the card the engine budgets (weights + KV + peak)

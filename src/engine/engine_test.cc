@@ -260,3 +260,67 @@ TEST(Engines, ReaderRejectsAMalformedMemoryReserve) {
 }
 
 }  // namespace gpuplan
+
+namespace gpuplan {
+
+// Attention data parallelism (TensorRT-LLM enable_attention_dp, SGLang --enable-dp-attention):
+// Qwen3-235B's 4 KV heads over 8 GPUs are cached twice under tensor-parallel attention; with each
+// GPU caching its own requests whole, the replica holds about twice the tokens, less the attention
+// weights every GPU now keeps whole.
+TEST(Engines, AttentionDataParallelismCachesEachRequestOnceWithEveryHead) {
+  const ModelSpec m = *Presets::builtin().find("qwen3-235b-a22b");
+  const Gpu g = gpu("h200-sxm");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::fp8;
+  w.par.tp = 8;
+  const InferenceRequest r{1000, 1000, 64};
+  const Engine trt = engine("tensorrt-llm");
+  const InferenceMemory tp = inference_memory(m, w, r, g, eff, trt);
+  Workload adp = w;
+  ASSERT_FALSE(trt.use_attention_dp(adp, m, "--attention-dp"));
+  EXPECT_EQ(adp.par.ep, 8);
+  EXPECT_FALSE(adp.par.attention_dp_dense_tp);  // TensorRT-LLM replicates the dense MLPs
+  const InferenceMemory dp = inference_memory(m, adp, r, g, eff, trt);
+  EXPECT_DOUBLE_EQ(tp.kv_replication, 2);
+  EXPECT_DOUBLE_EQ(dp.kv_replication, 1);
+  EXPECT_GT(dp.weight_bytes_per_gpu, tp.weight_bytes_per_gpu);
+  EXPECT_GT(dp.kv_capacity_tokens, 1.6 * static_cast<double>(tp.kv_capacity_tokens));
+  EXPECT_LT(dp.kv_capacity_tokens, 2 * tp.kv_capacity_tokens);
+  // One request lives on one GPU: its decode reads its cache there, with every head.
+  const Efficiency e = eff;
+  const double one_tp = estimate_inference(m, w, {8000, 2, 1}, g, e, default_cluster(g), trt).decode_kv_read_s;
+  const double one_dp = estimate_inference(m, adp, {8000, 2, 1}, g, e, default_cluster(g), trt).decode_kv_read_s;
+  EXPECT_NEAR(one_dp / one_tp, 4.0, 0.5);  // 4 heads on one GPU where TP held one head a GPU
+
+  Workload sg = w;
+  ASSERT_FALSE(engine("sglang").use_attention_dp(sg, m, "--attention-dp"));
+  EXPECT_TRUE(sg.par.attention_dp_dense_tp);  // SGLang splits them over the group
+
+  Workload v = w;
+  auto refused = engine("vllm").use_attention_dp(v, m, "--attention-dp");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->field, "--attention-dp");
+  Workload dense = w;
+  dense.precision = Precision::bf16;
+  auto not_moe = trt.use_attention_dp(dense, *Presets::builtin().find("llama-3.1-70b"), "--attention-dp");
+  ASSERT_TRUE(not_moe);
+  EXPECT_NE(not_moe->message.find("dense"), std::string::npos);
+}
+
+TEST(Engines, AttentionDataParallelKnobsNeedTheLayoutItself) {
+  auto c = EngineCatalog::from_toml(R"([[engine]]
+id = "x"
+name = "x"
+source = "s"
+source_date = "2026-01"
+autoscale_metric = "m"
+attention_dp_gather = true
+)",
+                                    "t.toml");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().field.find("attention_dp_gather"), std::string::npos);
+}
+
+}  // namespace gpuplan

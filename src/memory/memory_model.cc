@@ -214,13 +214,20 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   const ExpertWeights xw = expert_weights(m, pc, w, lb, ob);
   const double layer_linear = static_cast<double>(pc.linear - pc.expert_linear) / L;
   const double layer_other = static_cast<double>(pc.per_layer()) - layer_linear - xw.layer_params;
-  const double layer_bytes = (layer_linear * xw.dense_linear_bytes + layer_other * ob) / t + xw.layer_params_per_gpu * xw.bytes;
-  const double layer_params = (static_cast<double>(pc.per_layer()) - xw.layer_params) / t + xw.layer_params_per_gpu;
-  const double emb_params = static_cast<double>(pc.embedding) / t;
+  // Under attention data parallelism every GPU holds the attention, norms, routers, embeddings and
+  // LM head whole, and the dense MLPs whole unless the engine keeps them split.
+  const double t_rest = w.par.attention_dp ? 1.0 : t;
+  const double t_dense = w.par.attention_dp && !w.par.attention_dp_dense_tp ? 1.0 : t;
+  const double dense_linear = std::clamp(static_cast<double>(pc.dense_mlp + pc.shared_experts) / L, 0.0, layer_linear);
+  const double rest_linear = layer_linear - dense_linear;
+  const double layer_bytes = (rest_linear * xw.dense_linear_bytes + layer_other * ob) / t_rest +
+                             dense_linear * xw.dense_linear_bytes / t_dense + xw.layer_params_per_gpu * xw.bytes;
+  const double layer_params = (rest_linear + layer_other) / t_rest + dense_linear / t_dense + xw.layer_params_per_gpu;
+  const double emb_params = static_cast<double>(pc.embedding) / t_rest;
   // With pipeline stages a tied LM head is a second copy on the last stage (Megatron does so).
   const double head_params =
-      static_cast<double>(pc.lm_head > 0 ? pc.lm_head : (w.par.pp > 1 ? pc.embedding : 0)) / t;
-  const double tail_params = static_cast<double>(pc.final_norm + pc.heads) / t;
+      static_cast<double>(pc.lm_head > 0 ? pc.lm_head : (w.par.pp > 1 ? pc.embedding : 0)) / t_rest;
+  const double tail_params = static_cast<double>(pc.final_norm + pc.heads) / t_rest;
   // The most loaded pipeline stage: the first (embedding) or the last (LM head).
   const double first_params = stage_layers * layer_params + emb_params + (w.par.pp == 1 ? head_params + tail_params : 0);
   const double last_params = stage_layers * layer_params + (w.par.pp == 1 ? emb_params : 0) + head_params + tail_params;
@@ -408,7 +415,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
 
   // ---- KV cache --------------------------------------------------------------------------------
   if (w.task == Task::infer && !m.traits.encoder) {
-    const double kv_heads_gpu = kv_heads_per_gpu(m, t);
+    const double kv_heads_gpu = kv_heads_per_gpu(m, w.par.attention_dp ? 1.0 : t);
     const double kvb = bytes_per_value(w.kv());
     // K and V per head; with latent attention one shared latent and RoPE key, whole on every TP
     // rank (vLLM's MLA backends replicate it; DeepSeek-V2 section 2.1.2).
@@ -463,8 +470,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   return e;
 }
 
-double kv_cache_replication(const ModelSpec& m, int64_t tp) {
-  if (tp <= 1 || m.traits.encoder) return 1;
+double kv_cache_replication(const ModelSpec& m, const Parallelism& p) {
+  const int64_t tp = p.tp;
+  if (tp <= 1 || p.attention_dp || m.traits.encoder) return 1;
   const double t = static_cast<double>(tp);
   if (m.is_mla()) return t;
   return std::max(1.0, kv_heads_per_gpu(m, t) * t / static_cast<double>(m.kv_heads));

@@ -51,7 +51,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
 
 // GPUs of a tensor-parallel group that hold each cached key/value: tensor-parallel attention splits
 // the KV heads, so past tp = kv_heads every head is cached on tp / kv_heads GPUs, and a latent
-// (MLA) cache is whole on all of them. 1: nothing is cached twice.
-double kv_cache_replication(const ModelSpec& m, int64_t tp);
+// (MLA) cache is whole on all of them. 1: nothing is cached twice (attention data parallelism
+// caches each request on one GPU).
+double kv_cache_replication(const ModelSpec& m, const Parallelism& p);
 
 }  // namespace gpuplan

@@ -89,10 +89,18 @@ TEST(KvCache, TensorParallelSplitsKvHeadsButNeverBelowOne) {
 // Past tp = kv_heads each head is cached on several GPUs, and an MLA latent on all of them: the
 // factor attention data parallelism would divide the cache by, which infer reports.
 TEST(KvCache, ReplicationCountsTheGpusHoldingEachCachedHead) {
-  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("llama-3.1-70b"), 8), 1);    // 8 KV heads over 8 GPUs
-  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("qwen3-235b-a22b"), 8), 2);  // 4 KV heads over 8
-  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("deepseek-v3"), 8), 8);      // one latent, whole on each
-  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("qwen3-235b-a22b"), 1), 1);
+  auto tp = [](int64_t n) {
+    Parallelism p;
+    p.tp = n;
+    return p;
+  };
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("llama-3.1-70b"), tp(8)), 1);    // 8 KV heads over 8 GPUs
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("qwen3-235b-a22b"), tp(8)), 2);  // 4 KV heads over 8
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("deepseek-v3"), tp(8)), 8);      // one latent, whole on each
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("qwen3-235b-a22b"), tp(1)), 1);
+  Parallelism adp = tp(8);
+  adp.attention_dp = true;
+  EXPECT_DOUBLE_EQ(kv_cache_replication(preset("deepseek-v3"), adp), 1);
 }
 
 TEST(Memory, AdamMixedPrecisionIs16BytesPerParameter) {

@@ -58,6 +58,10 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
     s.weight_bytes = s.other_weight_bytes;
   }
   set_expert_layout(m, w, eff, s);
+  if (w.par.attention_dp) {
+    s.attention_dp = tp;
+    s.dense_tp = w.par.attention_dp_dense_tp;
+  }
   const Link link = group_link(gpu, eff, cluster, w.par.tp, 1);
   e.tp_link = link.name;
   e.ep_link = expert_all_to_all(m, w, s, gpu, eff, cluster).link;
@@ -76,12 +80,19 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
         else *weight_s += t.memory_s * op.calls * layers;
       }
     }
-    for (const Op& op : head_forward_ops(m, shape, false)) total += time_op(op, card, eff, p).total_s() * op.calls;
-    // Two all-reduces of the hidden state per layer under tensor parallelism.
-    double comm = w.par.tp > 1
-        ? 2 * layers * collective_time(Collective::all_reduce, shape.tokens * m.hidden * shape.act_bytes, w.par.tp, link) : 0;
-    // Expert parallelism sends each token's copies to its experts' ranks and back.
-    comm += layers * expert_all_to_all(m, w, shape, gpu, eff, cluster).per_layer_forward_s;
+    for (const Op& op : head_forward_ops(m, shape.local(), false)) total += time_op(op, card, eff, p).total_s() * op.calls;
+    const double hidden_bytes = shape.tokens * m.hidden * shape.act_bytes;
+    double comm = 0;
+    if (w.par.attention_dp && engine.attention_dp_gather) {
+      // Each layer gathers the whole batch to every GPU after attention and reduce-scatters it back.
+      comm = layers * (collective_time(Collective::all_gather, hidden_bytes, w.par.tp, link) +
+                       collective_time(Collective::reduce_scatter, hidden_bytes, w.par.tp, link));
+    } else {
+      // Two all-reduces of the hidden state per layer under tensor-parallel attention.
+      if (w.par.tp > 1 && !w.par.attention_dp) comm = 2 * layers * collective_time(Collective::all_reduce, hidden_bytes, w.par.tp, link);
+      // Expert parallelism sends each token's copies to its experts' ranks and back.
+      comm += layers * expert_all_to_all(m, w, shape, gpu, eff, cluster).per_layer_forward_s;
+    }
     if (comm_s) *comm_s += comm;
     return total + comm;
   };
@@ -141,7 +152,7 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
     kv_cache = estimate_memory(full, mw, eff).kv_cache;
   }
   out.kv_bytes_per_token = kv_cache / static_cast<double>(mw.seq);
-  out.kv_replication = kv_cache_replication(m, w.par.tp);
+  out.kv_replication = kv_cache_replication(m, w.par);
   // The engine's budget: a max_batched_tokens forward (one sequence) gives the activation peak it
   // profiles; what its share of the card leaves after weights, that peak and the runtime's own
   // memory is the KV cache.
@@ -162,6 +173,12 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   if (out.kv_bytes_per_token > 0) {
     const auto blocks = static_cast<int64_t>(out.kv_budget_bytes / (out.kv_bytes_per_token * engine.kv_block_tokens));
     out.kv_capacity_tokens = blocks * engine.kv_block_tokens;
+  }
+  // Under attention data parallelism each GPU caches its own requests: the replica holds tp times
+  // one GPU's cache and sequences.
+  if (w.par.attention_dp) {
+    out.kv_capacity_tokens *= w.par.tp;
+    if (out.max_concurrency) *out.max_concurrency *= w.par.tp;
   }
   return out;
 }

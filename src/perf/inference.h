@@ -54,7 +54,7 @@ struct InferenceMemory {
   int64_t kv_capacity_tokens = 0;
   double memory_fraction = 0;  // the engine's share of the card (Engine::memory_fraction)
   // GPUs of the tensor-parallel group caching each key/value (kv_cache_replication): what attention
-  // data parallelism, which gpuplan does not model, would divide the cache by.
+  // data parallelism would divide the cache by.
   double kv_replication = 1;
 };
 

@@ -139,7 +139,7 @@ void adapter_ops(const ModelSpec& m, const ForwardShape& s, double sparse, std::
   }
 }
 
-void moe_ops(const ModelSpec& m, const ForwardShape& s, double share, std::vector<Op>& ops) {
+void moe_ops(const ModelSpec& m, const ForwardShape& s, const ForwardShape& dense, double share, std::vector<Op>& ops) {
   const double h = m.hidden, T = s.tokens, wb = s.weight_bytes, ab = s.act_bytes;
   const double up = m.traits.glu ? 2 : 1;
   auto scaled = [share](Op op) { op.calls *= share; return op; };
@@ -162,34 +162,48 @@ void moe_ops(const ModelSpec& m, const ForwardShape& s, double share, std::vecto
   ops.push_back(scaled(vec("expert activation", xw.token_copies * ef, ab, 3)));
   ops.push_back(down);
   if (m.shared_experts > 0) {
-    const double sf = m.shared_experts * m.shared_width() / s.tp;
-    ops.push_back(scaled(gemm("shared expert up/gate projections", T, h, up * sf, wb, ab)));
-    ops.push_back(scaled(gemm("shared expert down projection", T, sf, h, wb, ab)));
+    const double sf = m.shared_experts * m.shared_width() / dense.tp, Td = dense.tokens;
+    ops.push_back(scaled(gemm("shared expert up/gate projections", Td, h, up * sf, wb, ab)));
+    ops.push_back(scaled(gemm("shared expert down projection", Td, sf, h, wb, ab)));
   }
 }
 
 }  // namespace
 
+ForwardShape ForwardShape::local() const {
+  ForwardShape l = *this;
+  if (attention_dp > 1) {
+    // Requests are spread over the GPUs whole: the busiest holds ceil(sequences / attention_dp).
+    l.sequences = std::ceil(sequences / attention_dp);
+    l.tokens = tokens * l.sequences / std::max(sequences, 1.0);
+    l.tp = 1;
+    l.attention_dp = 1;
+  }
+  return l;
+}
+
 std::vector<Op> block_forward_ops(const ModelSpec& m, const ForwardShape& s) {
-  const double h = m.hidden, t = s.tp, T = s.tokens;
-  const double f = m.intermediate / t;
-  const double rep = s.sequence_parallel ? 1 / t : 1;  // norms and residuals split under SP
+  const ForwardShape att = s.local();
+  const ForwardShape dense = s.dense_tp ? s : att;
+  const double h = m.hidden, T = att.tokens;
+  const double f = m.intermediate / dense.tp, Td = dense.tokens;
+  const double rep = s.sequence_parallel ? 1 / s.tp : 1;  // norms and residuals split under SP
   const double wb = s.weight_bytes, ab = s.act_bytes;
   // Windowed layers (sliding, or Llama 4's chunks) attend to at most the window.
   const double window_share = m.sliding_window > 0 ? static_cast<double>(m.sliding_layers) / m.layers : 0.0;
   const double kv_len = (1 - window_share) * s.kv_len + window_share * std::min<double>(s.kv_len, m.sliding_window);
   std::vector<Op> ops;
   ops.push_back(vec("attention norm", T * h * rep, ab, 2));
-  attention_ops(m, s, kv_len, ops);
+  attention_ops(m, att, kv_len, ops);
   ops.push_back(vec("residual add + MLP norm", T * h * rep, ab, 4));
   const double sparse = m.is_moe() ? static_cast<double>(m.moe_layers) / m.layers : 0.0;
-  if (sparse > 0) moe_ops(m, s, sparse, ops);
+  if (sparse > 0) moe_ops(m, s, dense, sparse, ops);
   if (sparse < 1) {
     const double share = 1 - sparse;
-    Op up = gemm(m.traits.glu ? "MLP gate+up projection" : "MLP up projection", T, h, (m.traits.glu ? 2 : 1) * f, wb, ab);
+    Op up = gemm(m.traits.glu ? "MLP gate+up projection" : "MLP up projection", Td, h, (m.traits.glu ? 2 : 1) * f, wb, ab);
     up.projections = m.traits.glu ? 2 : 1;
-    Op act = vec(m.traits.glu ? "SwiGLU activation" : "GELU activation", T * f, ab, m.traits.glu ? 3 : 2);
-    Op down = gemm("MLP down projection", T, f, h, wb, ab);
+    Op act = vec(m.traits.glu ? "SwiGLU activation" : "GELU activation", Td * f, ab, m.traits.glu ? 3 : 2);
+    Op down = gemm("MLP down projection", Td, f, h, wb, ab);
     for (Op* op : {&up, &act, &down}) op->calls = share, ops.push_back(*op);
   }
   ops.push_back(vec("residual add", T * h * rep, ab, 3));

@@ -38,6 +38,15 @@ struct ForwardShape {
   // Kernels launched per touched expert for each expert matmul, where the engine loops over the
   // experts (0: one grouped GEMM runs all of a layer's experts).
   double expert_launches = 0;
+  // Attention data parallelism over the tp GPUs (1: none): attention, norms and the LM head run
+  // with every head on the busiest GPU's whole requests, ceil(sequences / attention_dp) of them
+  // and their tokens; the routed experts
+  // see all `tokens`; the dense MLPs are replicated on the local tokens or (dense_tp) split over
+  // the group for all of them.
+  double attention_dp = 1;
+  bool dense_tp = false;
+  // This shape as its attention (and, with dense replicated, its dense MLPs) sees it.
+  ForwardShape local() const;
   // LoRA/QLoRA training: the rank of the adapters on every block linear (0: none).
   double lora_rank = 0;
 };

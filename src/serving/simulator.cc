@@ -366,8 +366,10 @@ ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cos
   s.kv_capacity_tokens = kv_capacity_tokens;
   s.kv_block_tokens = engine.kv_block_tokens;
   const Engine::BatchLimits limits = engine.limits_on(gpu);
-  s.max_batched_tokens = limits.max_batched_tokens;
-  s.max_num_seqs = limits.max_num_seqs;
+  // Under attention data parallelism an engine whose limits are per GPU admits that many on each.
+  const int64_t per_gpu = engine.attention_dp_limits_per_gpu && cost.attention_dp > 1 ? static_cast<int64_t>(cost.attention_dp) : 1;
+  s.max_batched_tokens = limits.max_batched_tokens * per_gpu;
+  s.max_num_seqs = limits.max_num_seqs * per_gpu;
   s.chunked_prefill = engine.chunked_prefill;
   s.continuous_batching = engine.continuous_batching;
   s.reserve_output_kv = engine.reserve_output_kv;

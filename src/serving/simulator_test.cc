@@ -242,3 +242,25 @@ TEST(ServingSimulator, TwentyFiveUsersOnA70bFp8Tp2MatchNvidiasBenchmark) {
 }
 
 }  // namespace gpuplan
+
+namespace gpuplan {
+
+// Under attention data parallelism a decode step waits on the busiest GPU's cache reads: its
+// ceil(seqs / n) whole requests, not the group's total; and an engine whose limits are a rank's
+// (TensorRT-LLM's max_batch_size) admits that many on every GPU.
+TEST(StepCost, AttentionDataParallelStepReadsTheBusiestGpusCache) {
+  StepCost c;
+  c.forward_s = {{1, 0.01}, {64, 0.01}};
+  c.kv_read_s_per_token = 1e-6;
+  const double tp = c.step_s(8, 1, 8000, 0, 0);
+  c.attention_dp = 8;
+  EXPECT_NEAR(c.step_s(8, 1, 8000, 0, 0) - 0.01, (tp - 0.01) / 8, 1e-12);
+  EXPECT_NEAR(c.step_s(1, 1, 1000, 0, 0) - 0.01, 1e-3, 1e-12);  // one request: all its reads on one GPU
+  const Gpu g = *Catalog::builtin().find("h200-sxm");
+  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  EXPECT_EQ(setup_for(trt, g, c, 1000000).max_num_seqs, 8 * trt.limits_on(g).max_num_seqs);
+  const Engine sgl = *EngineCatalog::builtin().find("sglang");
+  EXPECT_EQ(setup_for(sgl, g, c, 1000000).max_num_seqs, sgl.limits_on(g).max_num_seqs);
+}
+
+}  // namespace gpuplan

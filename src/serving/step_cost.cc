@@ -1,6 +1,7 @@
 #include "serving/step_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "perf/inference.h"
 
@@ -19,13 +20,15 @@ double StepCost::forward(double tokens) const {
 
 double StepCost::step_s(double decode_seqs, double tokens_per_seq, double decode_context_tokens, double prefill_tokens,
                         double prefill_pairs) const {
-  return forward(decode_seqs * tokens_per_seq + prefill_tokens) + kv_read_s_per_token * decode_context_tokens +
+  const double busiest = attention_dp > 1 && decode_seqs > 0 ? std::ceil(decode_seqs / attention_dp) / decode_seqs : 1;
+  return forward(decode_seqs * tokens_per_seq + prefill_tokens) + kv_read_s_per_token * decode_context_tokens * busiest +
          attention_s_per_pair * prefill_pairs;
 }
 
 StepCost step_cost(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff, const Cluster& cluster,
                    const Engine& engine) {
   StepCost c;
+  if (w.par.attention_dp) c.attention_dp = static_cast<double>(w.par.tp);
   auto run = [&](int64_t prompt, int64_t output, int64_t concurrency) {
     return estimate_inference(m, w, {prompt, output, concurrency}, gpu, eff, cluster, engine);
   };

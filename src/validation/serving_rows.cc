@@ -89,6 +89,22 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   }
   s.w.seq = s.req.prompt_tokens + s.req.output_tokens;
   if (auto e = s.w.validate(m)) return make_error(f.field(e->field), e->message);
+  // Batch limits the run set itself (TensorRT-LLM's --max_batch_size and --max_num_tokens).
+  for (auto [key, out, small] : {std::tuple{"max_num_seqs", &s.engine.max_num_seqs, &s.engine.small_gpu_max_num_seqs},
+                                 std::tuple{"max_batched_tokens", &s.engine.max_batched_tokens, &s.engine.small_gpu_max_batched_tokens}}) {
+    auto v = f.optional_integer(key);
+    if (!v) return v.error();
+    if (!v->has_value()) continue;
+    if (**v < 1 || **v > (int64_t{1} << 24)) return make_error(f.field(key), "must be between 1 and 16M");
+    *out = **v;
+    *small = 0;  // the run's own limit, on any card
+  }
+  // A run with attention data-parallel over its tp GPUs (TensorRT-LLM enable_attention_dp, SGLang
+  // --enable-dp-attention).
+  auto adp = f.optional_boolean("attention_dp");
+  if (!adp) return adp.error();
+  if (adp->value_or(false))
+    if (auto e = s.engine.use_attention_dp(s.w, m, "attention_dp")) return make_error(f.field(e->field), e->message);
   auto pct = f.optional_string("percentile");
   if (!pct) return pct.error();
   s.percentile = pct->value_or("mean");

@@ -180,6 +180,14 @@ Status Workload::validate(const ModelSpec& m) const {
     return make_error("--ep", fmt::format("{} does not divide the model's {} experts", par.ep, m.experts));
   if (!(moe_capacity_factor == 0 || (moe_capacity_factor >= 1 && moe_capacity_factor <= 64)))
     return make_error("--capacity-factor", fmt::format("must be 0 (dropless) or between 1 and 64, got {}", moe_capacity_factor));
+  if (par.attention_dp) {
+    if (task != Task::infer) return make_error("--attention-dp", "is a serving layout (--task infer)");
+    if (!m.is_moe()) return make_error("--attention-dp", "is modelled for mixture-of-experts models; this one is dense");
+    if (par.tp < 2) return make_error("--attention-dp", "needs --tp 2 or more: attention runs data-parallel over the tp GPUs");
+    if (par.pp > 1) return make_error("--attention-dp", "is modelled without pipeline stages (--pp 1)");
+    if (par.ep != par.tp)
+      return make_error("--ep", fmt::format("attention data parallelism spreads the experts over the {} GPUs: --ep {}", par.tp, par.tp));
+  }
   if (task == Task::infer && m.traits.encoder && kv_precision)
     return make_error("--kv-precision", "encoder models keep no KV cache");
   return std::nullopt;

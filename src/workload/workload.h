@@ -67,6 +67,13 @@ struct Parallelism {
   // FSDP accumulates unsharded gradients (in fp32) over the micro-batches and reduce-scatters them
   // after the last one, as FSDP2 under torch.distributed.pipelining does.
   bool defer_grad_reduce = false;
+  // Inference: attention data-parallel over the tensor-parallel group (TensorRT-LLM's
+  // enable_attention_dp, SGLang's --enable-dp-attention): each GPU runs attention with every head
+  // for its own share of the requests and caches their keys and values whole, the routed experts
+  // spread over ep = tp, and the dense MLPs (shared experts, dense layers) replicated or, with
+  // attention_dp_dense_tp, split over the group for the gathered tokens.
+  bool attention_dp = false;
+  bool attention_dp_dense_tp = false;
   int64_t gpus() const { return tp * pp * dp * cp; }
   // The ranks ZeRO/FSDP shards one parameter over.
   int64_t shard_ranks() const { return (shard_group > 0 ? shard_group : dp) * cp; }
