@@ -41,7 +41,7 @@ json plan_json(const PlanCandidate& c) {
 }
 
 json serving_option_json(const ServingOption& o) {
-  return {{"tp", o.tp}, {"concurrency_per_replica", o.concurrency}, {"replica_rps", o.replica_rps}, {"headroom", o.headroom},
+  return {{"tp", o.tp}, {"attention_dp", o.attention_dp}, {"concurrency_per_replica", o.concurrency}, {"replica_rps", o.replica_rps}, {"headroom", o.headroom},
           {"replicas_peak", o.replicas_peak}, {"replicas_min", o.replicas_min}, {"gpus_peak", o.gpus_peak},
           {"gpus_min", o.gpus_min}, {"ttft_s", o.ttft_s}, {"tpot_s", o.tpot_s},
           {"in_flight_at_capacity", o.in_flight_at_capacity}, {"tokens_per_s_per_gpu", o.tokens_per_s_per_gpu},

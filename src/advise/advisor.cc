@@ -117,7 +117,8 @@ bool add_services(Candidate& c, const AdviseRequest& req, const GpuPlans& plans)
     }
     if (!sp.best) {
       std::string why;
-      for (const auto& o : sp.options) why += fmt::format("{}TP {}: {}", why.empty() ? "" : "; ", o.tp, o.why_not);
+      for (const auto& o : sp.options)
+        why += fmt::format("{}TP {}{}: {}", why.empty() ? "" : "; ", o.tp, o.attention_dp ? " (attention DP)" : "", o.why_not);
       c.notes["service"] = s.name;
       c.notes["latency"] = why;
       reject(c, "latency", sentence("{} cannot meet its latency targets: {}.", {fact::text("notes/service", s.name), fact::text("notes/latency", why)}));

@@ -70,6 +70,10 @@ void job_reasons(Advice& a) {
          fact::count(at + "concurrency_per_replica", static_cast<double>(sp.option.concurrency)), fact::seconds(at + "tpot_s", sp.option.tpot_s),
          fact::seconds(at + "tpot_target_s", sp.target.tpot_s), fact::seconds(at + "ttft_s", sp.option.ttft_s),
          fact::seconds(at + "ttft_target_s", sp.target.ttft_s), fact::usd(at + "usd_per_million_tokens", sp.usd_per_million_tokens)}));
+    if (sp.option.attention_dp)
+      a.reasons.push_back(sentence("{} runs attention data-parallel over each replica's {} GPUs: each its own requests with "
+                                   "every KV head, the experts spread over them (`infer --attention-dp`).",
+                                   {fact::text(at + "name", sp.name), fact::count(at + "tp", static_cast<double>(sp.option.tp))}));
   }
 }
 

@@ -134,6 +134,9 @@ std::string training_only_flag(const PlanFlags& f) {
 // `plan --task infer`: one replica of each tensor-parallel size up to --gpus (and the node), the
 // highest rate it serves within the p99 targets under the engine's scheduling, and the replicas
 // the peak and average rates need.
+// A replica size as the table names it: "8", or "8 adp" with attention data-parallel.
+std::string tp_label(const ServingOption& o) { return std::to_string(o.tp) + (o.attention_dp ? " adp" : ""); }
+
 int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t>& range) {
   const ServingPlanFlags& s = f.serve;
   if (const std::string flag = training_only_flag(f); !flag.empty())
@@ -211,7 +214,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
     }
     json best = nullptr;
     for (size_t i = 0; plan.best && i < plan.options.size(); ++i)
-      if (plan.options[i].tp == plan.best->tp) best = opts[i];
+      if (plan.options[i].tp == plan.best->tp && plan.options[i].attention_dp == plan.best->attention_dp) best = opts[i];
     return print_json(json{{"schema_version", 2}, {"task", "infer"}, {"model", m.id}, {"gpu", g->id}, {"engine", engine->id},
                             {"weight_precision", to_string(base.precision)}, {"kv_precision", to_string(base.kv())},
                             {"target", {{"prompt_tokens", target.prompt_tokens}, {"output_tokens", target.output_tokens},
@@ -234,23 +237,24 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   t.align_right({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   for (const ServingOption& o : plan.options) {
     if (!o.ok()) {
-      t.add_row({std::to_string(o.tp), "-", "-", "-", "-", "-", "-", "-", "-", ""});
+      t.add_row({tp_label(o), "-", "-", "-", "-", "-", "-", "-", "-", ""});
       continue;
     }
     const auto usd = usd_per_million(o);
-    t.add_row({std::to_string(o.tp), fmt::format("{:.3g}/s", o.replica_rps), std::to_string(o.replicas_peak),
+    t.add_row({tp_label(o), fmt::format("{:.3g}/s", o.replica_rps), std::to_string(o.replicas_peak),
                std::to_string(o.replicas_min), std::to_string(o.gpus_peak), format_seconds(o.ttft_s), format_seconds(o.tpot_s),
                fmt::format("{:.0f}%", 100 * o.headroom), fmt::format("{:.0f}", o.tokens_per_s_per_gpu), usd ? format_usd(*usd) : ""});
   }
   fmt::print("{}", t.render());
   for (const ServingOption& o : plan.options)
-    if (!o.ok()) fmt::print("tp {}: {}\n", o.tp, o.why_not);
+    if (!o.ok()) fmt::print("tp {}: {}\n", tp_label(o), o.why_not);
   if (!plan.best) {
     fmt::print("\nNo replica size meets the targets on {}. Try a larger card, a lighter weight format, or looser targets.\n", g->id);
     return 0;
   }
-  fmt::print("\nFewest GPUs: {} replica(s) of TP {} at peak ({} GPUs), {} on average; {:.0f}% of their capacity is left at peak.\n",
-             plan.best->replicas_peak, plan.best->tp, plan.best->gpus_peak, plan.best->replicas_min, 100 * plan.best->headroom);
+  fmt::print("\nFewest GPUs: {} replica(s) of TP {}{} at peak ({} GPUs), {} on average; {:.0f}% of their capacity is left at peak.\n",
+             plan.best->replicas_peak, plan.best->tp, plan.best->attention_dp ? " with attention data-parallel (--attention-dp)" : "",
+             plan.best->gpus_peak, plan.best->replicas_min, 100 * plan.best->headroom);
   if (quote) fmt::print("$/M tokens: output tokens at the peak rate, {} {}/GPU-hour on demand ({}).\n", quote->provider,
                         format_usd(quote->usd_per_gpu_hour), quote->date);
   fmt::print("`--emit k8s` writes its autoscaler.\n");

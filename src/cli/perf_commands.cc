@@ -242,7 +242,7 @@ int emit_infer_k8s(const InferFlags& f, const ModelSpec& m, const Workload& w, c
   t.ttft_s = f.load.ttft_target_s;
   t.tpot_s = f.load.tpot_target_s;
   t.chat_lengths = f.load.lengths == "chat";
-  const ServingOption o = plan_replica(m, w, w.par.tp, gpu, eff, cluster, t, engine);
+  const ServingOption o = plan_replica(m, w, w.par.tp, gpu, eff, cluster, t, engine, w.par.attention_dp);
   if (!o.ok()) return fail(make_error("--emit", fmt::format("a replica of TP {} on {} cannot serve within the targets: {}", w.par.tp, gpu.id, o.why_not)));
   fmt::print("{}", autoscaler_document(m.id, gpu.id, o, t, engine, f.scale_at));
   return 0;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "hardware/catalog.h"
@@ -313,6 +314,43 @@ TEST(TrainingPlanner, SearchesOnlyWhatTheStackAndLinksOffer) {
   const PlanResult r = plan_training(m, base, g, EfficiencyTable::builtin().for_gpu(g, mt), mt, default_cluster(g), space);
   EXPECT_GT(r.excluded_by_link, 0);
   for (const auto& p : r.best_per_count) EXPECT_EQ(p.workload.par.tp, 1);
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+// For a mixture-of-experts model on an engine that runs attention data-parallel, each replica size
+// from TP 2 up is planned both ways; a dense model, or an engine without it, gets TP only.
+TEST(ServingPlanner, MoeOnAnAttentionDpEngineIsPlannedBothWays) {
+  const Gpu h200 = gpu("h200-sxm");
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::fp8;
+  ServiceTarget t;
+  t.prompt_tokens = 1000;
+  t.output_tokens = 500;
+  t.peak_rps = t.average_rps = 20;
+  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  const ModelSpec moe = *Presets::builtin().find("qwen3-235b-a22b");
+  const ServingPlan p = plan_serving(moe, w, h200, EfficiencyTable::builtin().for_gpu(h200), default_cluster(h200), t, trt);
+  int adp = 0;
+  for (const ServingOption& o : p.options) {
+    adp += o.attention_dp;
+    if (o.attention_dp) {
+      EXPECT_GE(o.tp, 2);
+      const auto tp_only = std::find_if(p.options.begin(), p.options.end(),
+                                        [&](const ServingOption& x) { return x.tp == o.tp && !x.attention_dp; });
+      ASSERT_NE(tp_only, p.options.end());
+      // Each request cached once: at least as many requests a second as the same GPUs with TP attention.
+      if (o.ok() && tp_only->ok()) EXPECT_GT(o.replica_rps, 0.5 * tp_only->replica_rps);
+    }
+  }
+  EXPECT_GT(adp, 0);
+  ASSERT_TRUE(p.best);
+  const ServingPlan v = plan_serving(moe, w, h200, EfficiencyTable::builtin().for_gpu(h200), default_cluster(h200), t,
+                                     *EngineCatalog::builtin().find("vllm"));
+  for (const ServingOption& o : v.options) EXPECT_FALSE(o.attention_dp);
 }
 
 }  // namespace gpuplan

@@ -56,7 +56,7 @@ std::string single_request_check(const InferenceEstimate& one, const InferenceMe
 }  // namespace
 
 ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp, const Gpu& gpu, const Efficiency& eff,
-                           const Cluster& cluster, const ServiceTarget& t, const Engine& engine) {
+                           const Cluster& cluster, const ServiceTarget& t, const Engine& engine, bool attention_dp) {
   Workload w = base;
   w.task = Task::infer;
   w.par.tp = tp;
@@ -64,6 +64,12 @@ ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp,
   w.par.dp = 1;
   ServingOption o;
   o.tp = tp;
+  o.attention_dp = attention_dp;
+  if (attention_dp)
+    if (auto e = engine.use_attention_dp(w, m, "attention_dp")) {
+      o.why_not = e->message;
+      return o;
+    }
   const InferenceRequest one_req{t.prompt_tokens, t.output_tokens, 1};
   const InferenceEstimate one = estimate_inference(m, w, one_req, gpu, eff, cluster, engine);
   const InferenceMemory mem = inference_memory(m, w, one_req, gpu, eff, engine);
@@ -105,11 +111,14 @@ ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gp
     if (m.heads % tp != 0) continue;
     // A replica this wide cannot need fewer GPUs than the best narrower plan.
     if (plan.best && tp > plan.best->gpus_peak) break;
-    const ServingOption o = plan_replica(m, base, tp, gpu, eff, cluster, t, engine);
-    plan.options.push_back(o);
-    if (o.ok() && (!plan.best || o.gpus_peak < plan.best->gpus_peak ||
-                   (o.gpus_peak == plan.best->gpus_peak && o.tpot_s < plan.best->tpot_s)))
-      plan.best = o;
+    for (bool adp : {false, true}) {
+      if (adp && (tp < 2 || !m.is_moe() || !engine.attention_dp)) continue;
+      const ServingOption o = plan_replica(m, base, tp, gpu, eff, cluster, t, engine, adp);
+      plan.options.push_back(o);
+      if (o.ok() && (!plan.best || o.gpus_peak < plan.best->gpus_peak ||
+                     (o.gpus_peak == plan.best->gpus_peak && o.tpot_s < plan.best->tpot_s)))
+        plan.best = o;
+    }
   }
   return plan;
 }

@@ -29,6 +29,7 @@ struct ServiceTarget {
 
 struct ServingOption {
   int64_t tp = 1;
+  bool attention_dp = false;      // attention data-parallel over the tp GPUs (Engine::use_attention_dp)
   int64_t concurrency = 0;        // requests in flight per replica at the peak rate (mean batch)
   double ttft_s = 0, tpot_s = 0;  // p99 at the peak rate per replica
   double replica_rps = 0;         // the highest rate one replica serves within the p99 targets
@@ -57,9 +58,11 @@ inline constexpr int64_t kPlannerMinRequests = 300, kPlannerMaxRequests = 4000;
 // One replica of `tp` GPUs: the highest rate it serves within the p99 targets, the replicas the
 // target's peak and average rates need, and the p99s at peak (why_not says why it cannot serve).
 ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp, const Gpu& gpu, const Efficiency& eff,
-                           const Cluster& cluster, const ServiceTarget& target, const Engine& engine);
+                           const Cluster& cluster, const ServiceTarget& target, const Engine& engine,
+                           bool attention_dp = false);
 
-// plan_replica at every tensor-parallel degree that divides the heads, up to the node.
+// plan_replica at every tensor-parallel degree that divides the heads, up to the node, and for a
+// mixture-of-experts model on an engine that offers it, with attention data-parallel too.
 ServingPlan plan_serving(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
                          const Cluster& cluster, const ServiceTarget& target, const Engine& engine);
 
