@@ -19,7 +19,7 @@ struct MemoryFlags {
   WorkloadFlags w;
   std::string gpu, engine;
   double headroom = kUnset;
-  bool json = false;
+  bool json = false, attention_dp = false;
 };
 
 nlohmann::json fit_step_json(const FitStep& s) {
@@ -65,8 +65,12 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     auto e = EngineCatalog::builtin().find(f.engine.empty() ? kDefaultEngineId : f.engine);
     if (!e) return fail(e.error());
     engine = *e;
+    if (f.attention_dp)
+      if (auto st = engine->use_attention_dp(w, model, "--attention-dp")) return fail(*st);
   } else if (!f.engine.empty()) {
     return fail(make_error("--engine", "names a serving engine; it applies to --task infer"));
+  } else if (f.attention_dp) {
+    return fail(make_error("--attention-dp", "is a serving layout; it applies to --task infer"));
   }
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
@@ -108,6 +112,7 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     nlohmann::json j = memory_json(model, w, e, gpu ? &*gpu : nullptr, fit, split);
     j["stack"] = stack ? nlohmann::json(stack->id) : nlohmann::json(nullptr);
     j["engine"] = engine ? nlohmann::json(engine->id) : nlohmann::json(nullptr);
+    j["attention_dp"] = w.par.attention_dp;  // then the per-GPU figures are one GPU's own requests
     if (kv)
       j["engine_kv_cache"] = {{"budget_bytes", kv->kv_budget_bytes}, {"tokens", kv->kv_capacity_tokens},
                               {"profile_peak_bytes", kv->profile_peak_bytes},
@@ -172,7 +177,10 @@ int run_memory(Context& ctx, const MemoryFlags& f) {
     else
       fmt::print("{}", fit_width(on + fmt::format("does NOT fit: short by {}, and plans keep {} more free beyond that.",
                                                   format_bytes(-fit->headroom_bytes), format_bytes(mg.required_bytes))));
-    if (fit->max_batch)
+    if (fit->max_batch && w.par.attention_dp)
+      fmt::print("Largest number of concurrent sequences that fits: {} on each GPU, {} over the {} with attention data-parallel.\n",
+                 *fit->max_batch, *fit->max_batch * w.par.tp, w.par.tp);
+    else if (fit->max_batch)
       fmt::print("Largest {} that fits: {}.\n", w.training() ? "micro-batch" : "number of concurrent sequences", *fit->max_batch);
     else
       fmt::print("Not even one sequence of {} tokens fits.\n", w.seq);
@@ -215,6 +223,8 @@ std::vector<Command> memory_commands() {
              add_workload_flags(sub, f->w);
              add_stack_flag(sub, f->w);
              sub.add_option("--engine", f->engine, "with --task infer: the serving engine whose KV-cache budget to show (default vllm)");
+             sub.add_flag("--attention-dp", f->attention_dp,
+                          "with --task infer: a mixture-of-experts model attention data-parallel over the --tp GPUs (each its own requests with every KV head)");
              sub.add_option("--gpu", f->gpu, "catalog GPU id: say whether it fits, and the largest batch");
              add_headroom_flag(sub, f->headroom);
              sub.add_flag("--json", f->json, "JSON output");
