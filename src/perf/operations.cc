@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace gpuplan {
 
@@ -183,8 +184,10 @@ ForwardShape ForwardShape::local() const {
 }
 
 std::vector<Op> block_forward_ops(const ModelSpec& m, const ForwardShape& s) {
-  const ForwardShape att = s.local();
-  const ForwardShape dense = s.dense_tp ? s : att;
+  std::optional<ForwardShape> local;  // copied only under attention data parallelism
+  if (s.attention_dp > 1) local = s.local();
+  const ForwardShape& att = local ? *local : s;
+  const ForwardShape& dense = s.dense_tp ? s : att;
   const double h = m.hidden, T = att.tokens;
   const double f = m.intermediate / dense.tp, Td = dense.tokens;
   const double rep = s.sequence_parallel ? 1 / s.tp : 1;  // norms and residuals split under SP
