@@ -182,7 +182,7 @@ json_has models_active "all('active_parameters' in m for m in d) and any(m['id']
 json_has train_moe_params "d['ep'] == 8 and d['active_parameters'] < d['parameters'] and d['breakdown']['ep_comm_s'] > 0" -- train --model qwen3-30b-a3b --gpu h100-sxm --gpus 8 --ep 8 --zero 1 --json
 json_has infer_kv_replication "d['kv_cache_replication'] == 2" -- infer --model qwen3-235b-a22b --gpu h200-sxm --tp 8 --gpus 8 --weight-precision fp8 --json
 json_has infer_attention_dp "d['attention_dp'] is True and d['ep'] == 8 and d['kv_cache_replication'] == 1" -- infer --model qwen3-235b-a22b --gpu h200-sxm --tp 8 --gpus 8 --weight-precision fp8 --engine tensorrt-llm --attention-dp --json
-check attention_dp_engine 2 "--attention-dp: vLLM .* records no attention data parallelism" -- infer --model qwen3-235b-a22b --gpu h200-sxm --tp 8 --gpus 8 --weight-precision fp8 --attention-dp
+check attention_dp_engine 2 "--attention-dp: llama.cpp .* records no attention data parallelism" -- infer --model qwen3-30b-a3b --gpu rtx-4090 --tp 2 --gpus 2 --weight-precision q4_k_m --engine llama.cpp --attention-dp
 check attention_dp_dense 2 "--attention-dp: is modelled for mixture-of-experts models" -- infer --model llama-3.1-70b --gpu h200-sxm --tp 8 --gpus 8 --engine sglang --attention-dp
 json_has memory_attention_dp "d['attention_dp'] is True and d['engine_kv_cache']['tokens'] > 3000000" -- memory --model qwen3-235b-a22b --task infer --gpu h200-sxm --gpus 8 --tp 8 --precision fp8 --engine sglang --attention-dp --json
 check memory_attention_dp_training 2 "--attention-dp: is a serving layout" -- memory --model gpt2 --attention-dp

@@ -462,8 +462,8 @@ int run_infer(Context& ctx, InferFlags f) {
                  : "");
   if (im.kv_replication > 1)
     fmt::print("                      each cached {} is held on {:g} of the {} GPUs (tensor-parallel attention{}); "
-               "attention data parallelism (--attention-dp: TensorRT-LLM enable_attention_dp, SGLang "
-               "--enable-dp-attention) caches each request once, up to {:g}x the tokens less the weights it copies\n",
+               "attention data parallelism (--attention-dp: vLLM --data-parallel-size with --enable-expert-parallel, "
+               "SGLang --enable-dp-attention, TensorRT-LLM enable_attention_dp) caches each request once, up to {:g}x the tokens less the weights it copies\n",
                m.is_mla() ? "latent" : "key/value head", im.kv_replication, w.par.tp,
                m.is_mla() ? ": the MLA latent is not split by heads" : fmt::format(", {} KV heads", m.kv_heads),
                im.kv_replication);
@@ -661,7 +661,7 @@ std::vector<Command> perf_commands() {
          sub.add_option("--output", f->output, "output tokens per request")->capture_default_str();
          sub.add_option("--concurrency", f->concurrency, "requests decoded together")->capture_default_str();
          sub.add_flag("--attention-dp", f->attention_dp,
-                      "MoE serving: attention data-parallel over the --tp GPUs, each with its own requests and every KV head, experts over ep = tp (tensorrt-llm, sglang)");
+                      "MoE serving: attention data-parallel over the --tp GPUs, each with its own requests and every KV head, experts over ep = tp (vllm, sglang, tensorrt-llm)");
          sub.add_option("--engine", f->engine, "serving engine: vllm, sglang, tensorrt-llm, llama.cpp, transformers (`gpuplan engines`)")
              ->capture_default_str();
          add_load_flags(sub, f->load);

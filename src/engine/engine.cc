@@ -43,7 +43,7 @@ Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, 
 }
 
 Status Engine::use_attention_dp(Workload& w, const ModelSpec& m, const std::string& field) const {
-  if (!attention_dp) return make_error(field, name + " records no attention data parallelism (tensorrt-llm and sglang do)");
+  if (!attention_dp) return make_error(field, name + " records no attention data parallelism (vllm, sglang and tensorrt-llm do)");
   if (!m.is_moe()) return make_error(field, "is modelled for mixture-of-experts models; " + m.name + " is dense");
   w.par.attention_dp = true;
   w.par.attention_dp_dense_tp = attention_dp_dense_tp;

@@ -299,7 +299,10 @@ TEST(Engines, AttentionDataParallelismCachesEachRequestOnceWithEveryHead) {
   EXPECT_TRUE(sg.par.attention_dp_dense_tp);  // SGLang splits them over the group
 
   Workload v = w;
-  auto refused = engine("vllm").use_attention_dp(v, m, "--attention-dp");
+  ASSERT_FALSE(engine("vllm").use_attention_dp(v, m, "--attention-dp"));  // --data-parallel-size with EP
+  EXPECT_FALSE(v.par.attention_dp_dense_tp);
+  Workload l = w;
+  auto refused = engine("llama.cpp").use_attention_dp(l, m, "--attention-dp");
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->field, "--attention-dp");
   Workload dense = w;

@@ -348,9 +348,9 @@ TEST(ServingPlanner, MoeOnAnAttentionDpEngineIsPlannedBothWays) {
   }
   EXPECT_GT(adp, 0);
   ASSERT_TRUE(p.best);
-  const ServingPlan v = plan_serving(moe, w, h200, EfficiencyTable::builtin().for_gpu(h200), default_cluster(h200), t,
-                                     *EngineCatalog::builtin().find("vllm"));
-  for (const ServingOption& o : v.options) EXPECT_FALSE(o.attention_dp);
+  const ServingPlan dense = plan_serving(*Presets::builtin().find("llama-3.1-70b"), w, h200,
+                                         EfficiencyTable::builtin().for_gpu(h200), default_cluster(h200), t, trt);
+  for (const ServingOption& o : dense.options) EXPECT_FALSE(o.attention_dp);
 }
 
 }  // namespace gpuplan
