@@ -187,6 +187,11 @@ check attention_dp_dense 2 "--attention-dp: is modelled for mixture-of-experts m
 json_has memory_attention_dp "d['attention_dp'] is True and d['engine_kv_cache']['tokens'] > 3000000" -- memory --model qwen3-235b-a22b --task infer --gpu h200-sxm --gpus 8 --tp 8 --precision fp8 --engine sglang --attention-dp --json
 check memory_attention_dp_training 2 "--attention-dp: is a serving layout" -- memory --model gpt2 --attention-dp
 check attention_dp_tp1 2 "--attention-dp: needs --tp 2" -- infer --model qwen3-30b-a3b --gpu h200-sxm --engine sglang --attention-dp
+json_has plan_attention_dp_off "d['attention_dp_choice'] == 'off' and all(not o['attention_dp'] for o in d['options'])" -- plan --task infer --model qwen3-235b-a22b --gpu h200-sxm --engine tensorrt-llm --precision fp8 --rps 20 --attention-dp off --json
+json_has plan_attention_dp_on "all(o['attention_dp'] == (o['tp'] >= 2) for o in d['options']) and d['best']['attention_dp'] is True" -- plan --task infer --model qwen3-235b-a22b --gpu h200-sxm --engine tensorrt-llm --precision fp8 --rps 20 --attention-dp on --json
+check plan_attention_dp_dense 2 "--attention-dp: is modelled for mixture-of-experts models" -- plan --task infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --attention-dp on
+check plan_attention_dp_word 2 "--attention-dp: must be auto, on or off" -- plan --task infer --model qwen3-235b-a22b --gpu h200-sxm --rps 5 --attention-dp yes
+check plan_attention_dp_training 2 "--attention-dp: .*--task infer" -- plan --model llama-3.1-8b --gpu h100-sxm --attention-dp on
 json_has infer_moe_params "d['ep'] == 8 and d['active_parameters'] < d['parameters']" -- infer --model deepseek-v3 --gpu h200-sxm --tp 8 --gpus 8 --ep 8 --weight-precision fp8 --json
 json_has plan_moe_ep "d['best'] is not None and 'ep' in d['best'] and d['active_parameters'] < d['parameters']" -- plan --model qwen3-30b-a3b --gpu h100-sxm --gpus 16 --json
 check unknown_architecture 2 "model_type: unknown architecture 'minimax_m1'.*attn_type_list.*--assume-dense" -- memory --model "$cfg/minimax-m1.json"

@@ -89,7 +89,8 @@ GpuPlans plan_gpu(const AdviseRequest& req, const Gpu& gpu, const EfficiencyTabl
   Gpu margin = gpu;
   margin.memory_bytes *= 1 - headroom.fraction;
   for (const InferenceService& s : req.inference)
-    g.services.push_back(plan_serving(s.model, s.workload, margin, table.for_gpu(gpu), default_cluster(gpu), s.target, s.engine));
+    g.services.push_back(plan_serving(s.model, s.workload, margin, table.for_gpu(gpu), default_cluster(gpu), s.target, s.engine,
+                                        s.attention_dp));
   return g;
 }
 

@@ -168,7 +168,7 @@ Result<InferenceService> parse_service(const toml::table& t, const std::string& 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"name", "model", "precision", "kv_precision", "flash_attention", "prompt_tokens",
                             "output_tokens", "peak_rps", "average_rps", "ttft_target_s", "tpot_target_s", "engine",
-                            "lengths"}))
+                            "lengths", "attention_dp"}))
     return *s;
   InferenceService s;
   auto engine = f.optional_string("engine");
@@ -215,6 +215,13 @@ Result<InferenceService> parse_service(const toml::table& t, const std::string& 
                             "prompt_tokens", "output_tokens");
   if (!chat) return chat.error();
   s.target.chat_lengths = *chat;
+  auto adp = f.optional_string("attention_dp");
+  if (!adp) return adp.error();
+  const auto choice = parse_attention_dp_choice(adp->value_or("auto"));
+  if (!choice) return make_error(f.field("attention_dp"), "must be \"auto\", \"on\" or \"off\", not '" + adp->value_or("") + "'");
+  s.attention_dp = *choice;
+  if (std::string why = attention_dp_choice_refusal(s.attention_dp, s.model, s.engine); !why.empty())
+    return make_error(f.field("attention_dp"), why);
   if (auto e = s.workload.validate(s.model)) return make_error(where + "." + e->field, e->message);
   return s;
 }

@@ -35,6 +35,7 @@ struct InferenceService {
   Workload workload;  // weight and KV precision
   ServiceTarget target;
   Engine engine;      // `engine = "id"`, else vLLM
+  AttentionDpChoice attention_dp = AttentionDpChoice::automatic;  // `attention_dp = "auto" | "on" | "off"`
 };
 
 // Ways to get GPUs: the rental modes of prices.h and "buy".

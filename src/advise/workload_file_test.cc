@@ -128,6 +128,29 @@ TEST(WorkloadFile, ChatLengthsAreNamedAndTheirMeansChecked) {
   EXPECT_EQ(long_prompt.error().field, "w.toml: inference[0].lengths");
 }
 
+// A service may pin attention data parallelism (attention_dp = "on" | "off"; default "auto");
+// "on" for a dense model, or anything but the three words, is an error naming the field.
+TEST(WorkloadFile, AttentionDpIsAChoiceOfThreeAndNeedsAMoeModel) {
+  const std::string service = "[[inference]]\nname='c'\npeak_rps=1\nttft_target_s=1\ntpot_target_s=1\n"
+                              "prompt_tokens=300\noutput_tokens=200\n";
+  auto dflt = parse(service + "model='qwen3-235b-a22b'\n");
+  ASSERT_TRUE(dflt.ok()) << dflt.error().to_string();
+  EXPECT_EQ(dflt->inference[0].attention_dp, AttentionDpChoice::automatic);
+  auto on = parse(service + "model='qwen3-235b-a22b'\nengine='sglang'\nattention_dp='on'\n");
+  ASSERT_TRUE(on.ok()) << on.error().to_string();
+  EXPECT_EQ(on->inference[0].attention_dp, AttentionDpChoice::on);
+  auto dense = parse(service + "model='llama-3.1-8b'\nattention_dp='on'\n");
+  ASSERT_FALSE(dense.ok());
+  EXPECT_EQ(dense.error().field, "w.toml: inference[0].attention_dp");
+  EXPECT_TRUE(parse(service + "model='llama-3.1-8b'\nattention_dp='off'\n").ok());
+  auto odd = parse(service + "model='qwen3-235b-a22b'\nattention_dp='yes'\n");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.error().field, "w.toml: inference[0].attention_dp");
+  auto typed = parse(service + "model='qwen3-235b-a22b'\nattention_dp=true\n");
+  ASSERT_FALSE(typed.ok());
+  EXPECT_EQ(typed.error().field, "w.toml: inference[0].attention_dp");
+}
+
 TEST(WorkloadFile, EmptyFileIsAnError) { EXPECT_FALSE(parse("name='x'\n").ok()); }
 
 }  // namespace gpuplan

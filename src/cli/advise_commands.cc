@@ -83,7 +83,7 @@ Result<std::pair<int64_t, int64_t>> parse_range(const std::string& s) {
 // ---- plan ----------------------------------------------------------------------------------
 // With --task infer, `plan` sizes a serving deployment instead: these flags say its load and engine.
 struct ServingPlanFlags {
-  std::string engine, emit, lengths = "fixed";
+  std::string engine, emit, lengths = "fixed", attention_dp;
   double rps = 0, average_rps = 0, ttft_target_s = 1.0, tpot_target_s = 0.1, scale_at = 0.8;
   int64_t prompt = 0, output = 0;
   // The first serving-only flag given, for the error when the task is training.
@@ -95,6 +95,7 @@ struct ServingPlanFlags {
     if (prompt != 0) return "--prompt";
     if (output != 0) return "--output";
     if (lengths != "fixed") return "--lengths";
+    if (!attention_dp.empty()) return "--attention-dp";
     return "";
   }
 };
@@ -119,6 +120,8 @@ void add_serving_plan_flags(CLI::App& sub, ServingPlanFlags& s) {
   sub.add_option("--tpot-target", s.tpot_target_s, "with --task infer: p99 time-per-output-token target, seconds")->capture_default_str();
   sub.add_option("--lengths", s.lengths, "with --task infer: fixed (every request --prompt/--output) or chat (spread around them)")
       ->capture_default_str();
+  sub.add_option("--attention-dp", s.attention_dp,
+                 "with --task infer: auto (plan each TP >= 2 of a MoE model with and without attention data parallelism), on or off (default auto)");
   sub.add_option("--emit", s.emit, "with --task infer: k8s writes the autoscaler (HorizontalPodAutoscaler YAML) of the best replica size");
   sub.add_option("--scale-at", s.scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")->capture_default_str();
 }
@@ -153,6 +156,8 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   if (!(s.ttft_target_s > 0 && s.ttft_target_s <= 3600)) return fail(make_error("--ttft-target", "must be between 0 and 3600 seconds"));
   if (!(s.tpot_target_s > 0 && s.tpot_target_s <= 60)) return fail(make_error("--tpot-target", "must be between 0 and 60 seconds"));
   if (!s.emit.empty() && s.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + s.emit + "'"));
+  const auto adp = parse_attention_dp_choice(s.attention_dp.empty() ? "auto" : s.attention_dp);
+  if (!adp) return fail(make_error("--attention-dp", "must be auto, on or off, not '" + s.attention_dp + "'"));
   if (!(s.scale_at > 0.05 && s.scale_at <= 1)) return fail(make_error("--scale-at", "must be above 0.05 and at most 1"));
   ServiceTarget target;
   if (s.prompt > 0) target.prompt_tokens = s.prompt;
@@ -175,6 +180,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   auto g = (*catalog)->find(f.gpu);
   if (!g) return fail(g.error());
   if (std::string why = engine->unsupported(*g, base.precision); !why.empty()) return fail(make_error("--engine", why));
+  if (std::string why = attention_dp_choice_refusal(*adp, m, *engine); !why.empty()) return fail(make_error("--attention-dp", why));
   auto table = ctx.efficiency();
   if (!table) return fail(table.error());
   auto planned = make_cluster(f.cluster, *g);
@@ -183,7 +189,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   // A replica is one tensor-parallel group: no wider than --gpus allows, nor than the node.
   cluster.gpus_per_node = std::min(cluster.gpus_per_node, range.second);
   const Efficiency eff = (*table)->for_gpu(*g);
-  const ServingPlan plan = plan_serving(m, base, *g, eff, cluster, target, *engine);
+  const ServingPlan plan = plan_serving(m, base, *g, eff, cluster, target, *engine, *adp);
   for (const ServingOption& o : plan.options)
     if (auto st = check_figures({{"time to first token", o.ttft_s, kMaxSeconds}, {"time per output token", o.tpot_s, kMaxSeconds}},
                                 "--model"))
@@ -221,6 +227,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
                                         {"lengths", target.chat_lengths ? "chat" : "fixed"},
                                         {"peak_rps", target.peak_rps}, {"average_rps", target.average_rps},
                                         {"ttft_p99_s", target.ttft_s}, {"tpot_p99_s", target.tpot_s}}},
+                            {"attention_dp_choice", s.attention_dp.empty() ? "auto" : s.attention_dp},
                             {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
                             {"price_provider", quote ? json(quote->provider) : json(nullptr)},
                             {"best", best}, {"options", opts}},
@@ -231,7 +238,11 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
              m.name, g->id, engine->name, to_string(base.precision), to_string(base.kv()), target.prompt_tokens,
              target.output_tokens, target.chat_lengths ? " on average (chat lengths)" : "", target.peak_rps, target.average_rps, format_seconds(target.ttft_s), format_seconds(target.tpot_s));
   print_model_caveats(m);
-  fmt::print("Each replica size is simulated under Poisson arrivals at the engine's batching rules (`gpuplan infer --rps`).\n\n");
+  fmt::print("Each replica size is simulated under Poisson arrivals at the engine's batching rules (`gpuplan infer --rps`).\n");
+  if (*adp != AttentionDpChoice::automatic)
+    fmt::print("Attention data parallelism {} (--attention-dp {}).\n", *adp == AttentionDpChoice::on ? "on every TP >= 2 replica" : "off",
+               s.attention_dp);
+  fmt::print("\n");
   TextTable t({"tp", "rate/replica", "replicas peak", "avg", "GPUs peak", "p99 TTFT", "p99 TPOT", "headroom", "tok/s/GPU",
                quote ? "$/M tokens" : ""});
   t.align_right({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});

@@ -42,9 +42,14 @@ Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, 
   return e;
 }
 
+std::string Engine::attention_dp_refusal(const ModelSpec& m) const {
+  if (!attention_dp) return name + " records no attention data parallelism (vllm, sglang and tensorrt-llm do)";
+  if (!m.is_moe()) return "is modelled for mixture-of-experts models; " + m.name + " is dense";
+  return "";
+}
+
 Status Engine::use_attention_dp(Workload& w, const ModelSpec& m, const std::string& field) const {
-  if (!attention_dp) return make_error(field, name + " records no attention data parallelism (vllm, sglang and tensorrt-llm do)");
-  if (!m.is_moe()) return make_error(field, "is modelled for mixture-of-experts models; " + m.name + " is dense");
+  if (std::string why = attention_dp_refusal(m); !why.empty()) return make_error(field, why);
   w.par.attention_dp = true;
   w.par.attention_dp_dense_tp = attention_dp_dense_tp;
   if (w.par.ep <= 1) w.par.ep = w.par.tp;

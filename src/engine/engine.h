@@ -89,6 +89,8 @@ struct Engine {
   bool attention_dp = false, attention_dp_dense_tp = false, attention_dp_gather = false;
   // Its batch limits then apply to each GPU's own requests (else to the group's together).
   bool attention_dp_limits_per_gpu = false;
+  // Why this engine cannot run `m` attention data-parallel, or empty.
+  std::string attention_dp_refusal(const ModelSpec& m) const;
   // Lays `w` out attention data-parallel as this engine runs it (experts over ep = tp unless given);
   // fails, naming `field`, where the engine offers no such layout or `m` cannot take it.
   Status use_attention_dp(Workload& w, const ModelSpec& m, const std::string& field) const;

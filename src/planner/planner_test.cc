@@ -343,7 +343,9 @@ TEST(ServingPlanner, MoeOnAnAttentionDpEngineIsPlannedBothWays) {
                                         [&](const ServingOption& x) { return x.tp == o.tp && !x.attention_dp; });
       ASSERT_NE(tp_only, p.options.end());
       // Each request cached once: at least as many requests a second as the same GPUs with TP attention.
-      if (o.ok() && tp_only->ok()) EXPECT_GT(o.replica_rps, 0.5 * tp_only->replica_rps);
+      if (o.ok() && tp_only->ok()) {
+        EXPECT_GT(o.replica_rps, 0.5 * tp_only->replica_rps);
+      }
     }
   }
   EXPECT_GT(adp, 0);
@@ -351,6 +353,42 @@ TEST(ServingPlanner, MoeOnAnAttentionDpEngineIsPlannedBothWays) {
   const ServingPlan dense = plan_serving(*Presets::builtin().find("llama-3.1-70b"), w, h200,
                                          EfficiencyTable::builtin().for_gpu(h200), default_cluster(h200), t, trt);
   for (const ServingOption& o : dense.options) EXPECT_FALSE(o.attention_dp);
+}
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+// --attention-dp on plans each TP from 2 up with attention data parallelism only, off never with it;
+// "on" refuses a dense model or an engine without it rather than plan something else.
+TEST(ServingPlanner, AttentionDpChoiceKeepsOnlyTheChosenLayouts) {
+  const Gpu h200 = gpu("h200-sxm");
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::fp8;
+  ServiceTarget t;
+  t.prompt_tokens = 1000;
+  t.output_tokens = 500;
+  t.peak_rps = t.average_rps = 20;
+  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  const ModelSpec moe = *Presets::builtin().find("qwen3-235b-a22b");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(h200);
+  const ServingPlan on = plan_serving(moe, w, h200, eff, default_cluster(h200), t, trt, AttentionDpChoice::on);
+  const ServingPlan off = plan_serving(moe, w, h200, eff, default_cluster(h200), t, trt, AttentionDpChoice::off);
+  ASSERT_FALSE(on.options.empty());
+  ASSERT_FALSE(off.options.empty());
+  for (const ServingOption& o : on.options) EXPECT_EQ(o.attention_dp, o.tp >= 2) << "tp " << o.tp;
+  for (const ServingOption& o : off.options) EXPECT_FALSE(o.attention_dp);
+  ASSERT_TRUE(on.best && off.best);
+  EXPECT_TRUE(on.best->attention_dp);
+
+  EXPECT_EQ(parse_attention_dp_choice("auto"), AttentionDpChoice::automatic);
+  EXPECT_EQ(parse_attention_dp_choice("off"), AttentionDpChoice::off);
+  EXPECT_FALSE(parse_attention_dp_choice("yes"));
+  EXPECT_NE(attention_dp_choice_refusal(AttentionDpChoice::on, *Presets::builtin().find("llama-3.1-70b"), trt), "");
+  EXPECT_NE(attention_dp_choice_refusal(AttentionDpChoice::on, moe, *EngineCatalog::builtin().find("llama.cpp")), "");
+  EXPECT_EQ(attention_dp_choice_refusal(AttentionDpChoice::on, moe, trt), "");
+  EXPECT_EQ(attention_dp_choice_refusal(AttentionDpChoice::off, *Presets::builtin().find("llama-3.1-70b"), trt), "");
 }
 
 }  // namespace gpuplan

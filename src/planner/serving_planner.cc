@@ -100,8 +100,19 @@ ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp,
   return o;
 }
 
+std::optional<AttentionDpChoice> parse_attention_dp_choice(const std::string& s) {
+  if (s == "auto") return AttentionDpChoice::automatic;
+  if (s == "on") return AttentionDpChoice::on;
+  if (s == "off") return AttentionDpChoice::off;
+  return std::nullopt;
+}
+
+std::string attention_dp_choice_refusal(AttentionDpChoice choice, const ModelSpec& m, const Engine& engine) {
+  return choice == AttentionDpChoice::on ? engine.attention_dp_refusal(m) : "";
+}
+
 ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gpu, const Efficiency& eff,
-                         const Cluster& cluster, const ServiceTarget& t, const Engine& engine) {
+                         const Cluster& cluster, const ServiceTarget& t, const Engine& engine, AttentionDpChoice choice) {
   ServingPlan plan;
   plan.refused = engine.unsupported(gpu, base.precision);
   if (!plan.refused.empty()) return plan;
@@ -112,7 +123,10 @@ ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gp
     // A replica this wide cannot need fewer GPUs than the best narrower plan.
     if (plan.best && tp > plan.best->gpus_peak) break;
     for (bool adp : {false, true}) {
-      if (adp && (tp < 2 || !m.is_moe() || !engine.attention_dp)) continue;
+      const bool offered = tp >= 2 && m.is_moe() && engine.attention_dp;
+      if (adp && (!offered || choice == AttentionDpChoice::off)) continue;
+      // "on" keeps one GPU's replica (attention DP over one GPU is the same thing).
+      if (!adp && offered && choice == AttentionDpChoice::on) continue;
       const ServingOption o = plan_replica(m, base, tp, gpu, eff, cluster, t, engine, adp);
       plan.options.push_back(o);
       if (o.ok() && (!plan.best || o.gpus_peak < plan.best->gpus_peak ||

@@ -27,6 +27,15 @@ struct ServiceTarget {
   double ttft_s = 1.0, tpot_s = 0.1;     // latency targets
 };
 
+// Whether the planner tries attention data parallelism (MoE models on engines that offer it):
+// automatic plans each TP >= 2 both ways, on only with it, off only without.
+enum class AttentionDpChoice { automatic, on, off };
+// "auto", "on" or "off"; nullopt for anything else.
+std::optional<AttentionDpChoice> parse_attention_dp_choice(const std::string& s);
+// Why `choice` cannot apply to `m` on `engine` ("on" needs a MoE model and an engine that offers
+// attention DP), or empty.
+std::string attention_dp_choice_refusal(AttentionDpChoice choice, const ModelSpec& m, const Engine& engine);
+
 struct ServingOption {
   int64_t tp = 1;
   bool attention_dp = false;      // attention data-parallel over the tp GPUs (Engine::use_attention_dp)
@@ -62,9 +71,11 @@ ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp,
                            bool attention_dp = false);
 
 // plan_replica at every tensor-parallel degree that divides the heads, up to the node, and for a
-// mixture-of-experts model on an engine that offers it, with attention data-parallel too.
+// mixture-of-experts model on an engine that offers it, with attention data-parallel too (or only
+// with it, or never, as `adp` says).
 ServingPlan plan_serving(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
-                         const Cluster& cluster, const ServiceTarget& target, const Engine& engine);
+                         const Cluster& cluster, const ServiceTarget& target, const Engine& engine,
+                         AttentionDpChoice adp = AttentionDpChoice::automatic);
 
 // Whether one replica meets the p99 targets at `rps` (the planner's predicate, exposed for tests).
 struct ReplicaLoad {
