@@ -320,9 +320,11 @@ TEST(TrainingPlanner, SearchesOnlyWhatTheStackAndLinksOffer) {
 
 namespace gpuplan {
 
-// For a mixture-of-experts model on an engine that runs attention data-parallel, each replica size
-// from TP 2 up is planned both ways; a dense model, or an engine without it, gets TP only.
-TEST(ServingPlanner, MoeOnAnAttentionDpEngineIsPlannedBothWays) {
+namespace {
+// Qwen3-235B in FP8 on H200 under TensorRT-LLM at 20 requests/s of 1,000/500 tokens, planned with
+// attention DP as `choice` says (`model` replaces the MoE model).
+ServingPlan plan_moe_service(AttentionDpChoice choice = AttentionDpChoice::automatic,
+                             const std::string& model = "qwen3-235b-a22b") {
   const Gpu h200 = gpu("h200-sxm");
   Workload w;
   w.task = Task::infer;
@@ -331,9 +333,15 @@ TEST(ServingPlanner, MoeOnAnAttentionDpEngineIsPlannedBothWays) {
   t.prompt_tokens = 1000;
   t.output_tokens = 500;
   t.peak_rps = t.average_rps = 20;
-  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
-  const ModelSpec moe = *Presets::builtin().find("qwen3-235b-a22b");
-  const ServingPlan p = plan_serving(moe, w, h200, EfficiencyTable::builtin().for_gpu(h200), default_cluster(h200), t, trt);
+  return plan_serving(*Presets::builtin().find(model), w, h200, EfficiencyTable::builtin().for_gpu(h200),
+                      default_cluster(h200), t, *EngineCatalog::builtin().find("tensorrt-llm"), choice);
+}
+}  // namespace
+
+// For a mixture-of-experts model on an engine that runs attention data-parallel, each replica size
+// from TP 2 up is planned both ways; a dense model, or an engine without it, gets TP only.
+TEST(ServingPlanner, MoeOnAnAttentionDpEngineIsPlannedBothWays) {
+  const ServingPlan p = plan_moe_service();
   int adp = 0;
   for (const ServingOption& o : p.options) {
     adp += o.attention_dp;
@@ -350,9 +358,8 @@ TEST(ServingPlanner, MoeOnAnAttentionDpEngineIsPlannedBothWays) {
   }
   EXPECT_GT(adp, 0);
   ASSERT_TRUE(p.best);
-  const ServingPlan dense = plan_serving(*Presets::builtin().find("llama-3.1-70b"), w, h200,
-                                         EfficiencyTable::builtin().for_gpu(h200), default_cluster(h200), t, trt);
-  for (const ServingOption& o : dense.options) EXPECT_FALSE(o.attention_dp);
+  for (const ServingOption& o : plan_moe_service(AttentionDpChoice::automatic, "llama-3.1-70b").options)
+    EXPECT_FALSE(o.attention_dp);
 }
 
 }  // namespace gpuplan
@@ -362,19 +369,8 @@ namespace gpuplan {
 // --attention-dp on plans each TP from 2 up with attention data parallelism only, off never with it;
 // "on" refuses a dense model or an engine without it rather than plan something else.
 TEST(ServingPlanner, AttentionDpChoiceKeepsOnlyTheChosenLayouts) {
-  const Gpu h200 = gpu("h200-sxm");
-  Workload w;
-  w.task = Task::infer;
-  w.precision = Precision::fp8;
-  ServiceTarget t;
-  t.prompt_tokens = 1000;
-  t.output_tokens = 500;
-  t.peak_rps = t.average_rps = 20;
-  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
-  const ModelSpec moe = *Presets::builtin().find("qwen3-235b-a22b");
-  const Efficiency eff = EfficiencyTable::builtin().for_gpu(h200);
-  const ServingPlan on = plan_serving(moe, w, h200, eff, default_cluster(h200), t, trt, AttentionDpChoice::on);
-  const ServingPlan off = plan_serving(moe, w, h200, eff, default_cluster(h200), t, trt, AttentionDpChoice::off);
+  const ServingPlan on = plan_moe_service(AttentionDpChoice::on);
+  const ServingPlan off = plan_moe_service(AttentionDpChoice::off);
   ASSERT_FALSE(on.options.empty());
   ASSERT_FALSE(off.options.empty());
   for (const ServingOption& o : on.options) EXPECT_EQ(o.attention_dp, o.tp >= 2) << "tp " << o.tp;
@@ -385,6 +381,8 @@ TEST(ServingPlanner, AttentionDpChoiceKeepsOnlyTheChosenLayouts) {
   EXPECT_EQ(parse_attention_dp_choice("auto"), AttentionDpChoice::automatic);
   EXPECT_EQ(parse_attention_dp_choice("off"), AttentionDpChoice::off);
   EXPECT_FALSE(parse_attention_dp_choice("yes"));
+  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  const ModelSpec moe = *Presets::builtin().find("qwen3-235b-a22b");
   EXPECT_NE(attention_dp_choice_refusal(AttentionDpChoice::on, *Presets::builtin().find("llama-3.1-70b"), trt), "");
   EXPECT_NE(attention_dp_choice_refusal(AttentionDpChoice::on, moe, *EngineCatalog::builtin().find("llama.cpp")), "");
   EXPECT_EQ(attention_dp_choice_refusal(AttentionDpChoice::on, moe, trt), "");
