@@ -37,6 +37,7 @@ double FormatTable::lookup(const std::string& architecture, Precision p, double 
 Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe) const {
   Efficiency e = gpu_eff;
   e.memory_max_fraction = gpu_eff.memory_max_fraction * decode_bandwidth.lookup(gpu.architecture, p, 1.0);
+  if (format_class(p) == "16bit" && gpu.memory_type.find("HBM") != std::string::npos) e.memory_max_fraction /= hbm_16bit_decode_slowdown;
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   if (cuda_graphs && (moe_cuda_graphs || !moe)) e.kernel_overhead_s = graph_kernel_overhead_s;
   return e;
@@ -62,6 +63,12 @@ Engine Engine::with_expert_loop() const {
   e.moe_cuda_graphs = false;
   e.moe_expert_launches_one_token = looped_expert_launches_one_token;
   e.moe_expert_launches_batch = looped_expert_launches_batch;
+  return e;
+}
+
+Engine Engine::with_scalar_f16_matvec() const {
+  Engine e = *this;
+  e.hbm_16bit_decode_slowdown = scalar_f16_matvec_hbm_slowdown;
   return e;
 }
 
@@ -167,7 +174,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "looped_expert_launches_one_token",
-                            "looped_expert_launches_batch", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
+                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
                             "attention_dp_gather", "attention_dp_limits_per_gpu",
                             "prompt_dequantize_architectures", "ubatch_tokens", "memory_reserve",
                             "weight_memory_relative", "full_kv_families",
@@ -207,7 +214,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                   std::tuple{"moe_expert_launches_one_token", &e.moe_expert_launches_one_token, 0.0, 100.0},
                                   std::tuple{"moe_expert_launches_batch", &e.moe_expert_launches_batch, 0.0, 100.0},
                                   std::tuple{"looped_expert_launches_one_token", &e.looped_expert_launches_one_token, 0.0, 100.0},
-                                  std::tuple{"looped_expert_launches_batch", &e.looped_expert_launches_batch, 0.0, 100.0}})
+                                  std::tuple{"looped_expert_launches_batch", &e.looped_expert_launches_batch, 0.0, 100.0},
+                                  std::tuple{"scalar_f16_matvec_hbm_slowdown", &e.scalar_f16_matvec_hbm_slowdown, 1.0, 10.0}})
     if (auto s = read_number(f, key, *out, lo, hi)) return *s;
   for (auto [key, out, lo, hi] : {std::tuple{"max_batched_tokens", &e.max_batched_tokens, int64_t{1}, int64_t{1} << 24},
                                   std::tuple{"max_num_seqs", &e.max_num_seqs, int64_t{1}, int64_t{1} << 20},

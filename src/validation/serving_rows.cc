@@ -79,6 +79,14 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
       return make_error(f.field("moe_expert_loop"), "engine '" + s.engine.id + "' records no expert-looping build");
     s.engine = s.engine.with_expert_loop();
   }
+  // A build from before the engine's vectorised 16-bit mat-vec (llama.cpp before PR #9816, 2024-10).
+  auto scalar = f.optional_boolean("scalar_f16_matvec");
+  if (!scalar) return scalar.error();
+  if (scalar->value_or(false)) {
+    if (!s.engine.has_scalar_f16_matvec())
+      return make_error(f.field("scalar_f16_matvec"), "engine '" + s.engine.id + "' records no scalar-load 16-bit mat-vec build");
+    s.engine = s.engine.with_scalar_f16_matvec();
+  }
   // A version whose default share of the card predates the engine's current rule (SGLang before
   // its memory-reserve heuristic): that version's constant.
   auto fraction = f.optional_number_between("memory_fraction", 0.05, 1);

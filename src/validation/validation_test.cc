@@ -224,6 +224,33 @@ TEST(PerformanceValidation, AServingRowMayStateAnExpertLoopingBuild) {
   EXPECT_NE(bad.error().field.find("moe_expert_loop"), std::string::npos);
 }
 
+// A row from a llama.cpp build before PR #9816 (scalar-load F16 mat-vec) decodes 16-bit weights on
+// an HBM card 1.33x slower (issue #9817's H100 kernel figure); quantised weights and GDDR cards are
+// unchanged; an engine with no such build recorded refuses the key.
+TEST(PerformanceValidation, AServingRowMayStateAScalarLoadF16MatvecBuild) {
+  auto row = [](const std::string& engine, const std::string& gpu, const std::string& precision, const std::string& extra) {
+    return "[[serving]]\nwhat = \"8B decode\"\npublication = \"test\"\nengine = \"" + engine +
+           "\"\nmodel = \"llama-3.1-8b\"\ngpu = \"" + gpu + "\"\nprecision = \"" + precision +
+           "\"\nprompt = 1\noutput = 128\nmetric = \"tokens_per_s\"\npublished = 100\nsource = \"test\"\n" + extra;
+  };
+  auto ratio = [&](const std::string& gpu, const std::string& precision) {
+    auto now = run_validation(row("llama.cpp", gpu, precision, ""), "t", Catalog::builtin(), EfficiencyTable::builtin());
+    auto old = run_validation(row("llama.cpp", gpu, precision, "scalar_f16_matvec = true\n"), "t", Catalog::builtin(),
+                              EfficiencyTable::builtin());
+    EXPECT_TRUE(now && old);
+    return now && old ? now->rows.at(0).predicted / old->rows.at(0).predicted : 0.0;
+  };
+  const double hbm16 = ratio("h100-pcie", "fp16");
+  EXPECT_GT(hbm16, 1.2);   // mostly the weight stream, 1.33x slower
+  EXPECT_LT(hbm16, 1.34);
+  EXPECT_DOUBLE_EQ(ratio("rtx-4090", "fp16"), 1.0);
+  EXPECT_DOUBLE_EQ(ratio("h100-pcie", "q4_0"), 1.0);
+  auto bad = run_validation(row("vllm", "h100-sxm", "bf16", "scalar_f16_matvec = true\n"), "t", Catalog::builtin(),
+                            EfficiencyTable::builtin());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().field.find("scalar_f16_matvec"), std::string::npos);
+}
+
 // A training row whose published throughput needs more than the GPU's dense peak under the
 // recomputation it states (torchtune's README: Llama 3.1 8B LoRA at 4,699 tokens/s on one RTX A6000
 // with activation checkpointing, 146% of its 154.8 TFLOP/s) is kept with the reason, unscored; the
