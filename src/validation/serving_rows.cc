@@ -71,21 +71,23 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   auto dequant = f.optional_boolean("prompt_dequantize");
   if (!dequant) return dequant.error();
   if (dequant->value_or(false)) s.engine.prompt_dequantize = true;
-  // A build from before the engine's grouped expert kernels (llama.cpp before mid-2025).
-  auto loop = f.optional_boolean("moe_expert_loop");
-  if (!loop) return loop.error();
-  if (loop->value_or(false)) {
-    if (!s.engine.has_expert_loop())
-      return make_error(f.field("moe_expert_loop"), "engine '" + s.engine.id + "' records no expert-looping build");
-    s.engine = s.engine.with_expert_loop();
-  }
-  // A build from before the engine's vectorised 16-bit mat-vec (llama.cpp before PR #9816, 2024-10).
-  auto scalar = f.optional_boolean("scalar_f16_matvec");
-  if (!scalar) return scalar.error();
-  if (scalar->value_or(false)) {
-    if (!s.engine.has_scalar_f16_matvec())
-      return make_error(f.field("scalar_f16_matvec"), "engine '" + s.engine.id + "' records no scalar-load 16-bit mat-vec build");
-    s.engine = s.engine.with_scalar_f16_matvec();
+  // Builds from before the engine's grouped expert kernels (llama.cpp before mid-2025) and before
+  // its vectorised 16-bit mat-vec (llama.cpp before PR #9816, 2024-10): the engine as they ran.
+  struct EarlierBuild {
+    const char* key;
+    bool (Engine::*recorded)() const;
+    Engine (Engine::*as_built)() const;
+    const char* what;
+  };
+  for (const EarlierBuild& b : {EarlierBuild{"moe_expert_loop", &Engine::has_expert_loop, &Engine::with_expert_loop, "expert-looping"},
+                                EarlierBuild{"scalar_f16_matvec", &Engine::has_scalar_f16_matvec,
+                                             &Engine::with_scalar_f16_matvec, "scalar-load 16-bit mat-vec"}}) {
+    auto on = f.optional_boolean(b.key);
+    if (!on) return on.error();
+    if (!on->value_or(false)) continue;
+    if (!(s.engine.*b.recorded)())
+      return make_error(f.field(b.key), "engine '" + s.engine.id + "' records no " + b.what + " build");
+    s.engine = (s.engine.*b.as_built)();
   }
   // A version whose default share of the card predates the engine's current rule (SGLang before
   // its memory-reserve heuristic): that version's constant.
