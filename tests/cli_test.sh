@@ -208,6 +208,7 @@ json_has nvl72_domain "any(g['id'] == 'gb200' and g['nvlink_domain_gpus'] == 72 
 
 # Serving engines, load simulation and autoscaling (issue 11).
 json_has engines_json "set(['vllm','sglang','tensorrt-llm','llama.cpp','transformers']) <= {e['id'] for e in d} and all(e['name'] and e['source'] for e in d)" -- engines --json
+json_has engines_scalar_f16 "[e['scalar_f16_matvec_hbm_slowdown'] for e in d if e['id'] == 'llama.cpp'] == [1.33] and all(e['scalar_f16_matvec_hbm_slowdown'] == 1 for e in d if e['id'] != 'llama.cpp')" -- engines --json
 check engine_unknown 2 "--engine: unknown engine 'vlm'.*vllm" -- infer --model llama-3.1-8b --gpu h100-sxm --engine vlm
 check engine_unknown_memory 2 "--engine: unknown engine" -- memory --model llama-3.1-8b --task infer --gpu h100-sxm --engine trt
 check engine_on_training 2 "--engine: names a serving engine" -- memory --model llama-3.1-8b --task full --engine vllm

@@ -217,6 +217,7 @@ int run_engines(bool json) {
                      {"moe_expert_launches_batch", e.moe_expert_launches_batch},
                      {"looped_expert_launches_one_token", e.looped_expert_launches_one_token},
                      {"looped_expert_launches_batch", e.looped_expert_launches_batch},
+                     {"scalar_f16_matvec_hbm_slowdown", e.scalar_f16_matvec_hbm_slowdown},
                      {"attention_dp", e.attention_dp}, {"attention_dp_dense_tp", e.attention_dp_dense_tp},
                      {"attention_dp_gather", e.attention_dp_gather},
                      {"attention_dp_limits_per_gpu", e.attention_dp_limits_per_gpu},
