@@ -156,8 +156,9 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   if (!(s.ttft_target_s > 0 && s.ttft_target_s <= 3600)) return fail(make_error("--ttft-target", "must be between 0 and 3600 seconds"));
   if (!(s.tpot_target_s > 0 && s.tpot_target_s <= 60)) return fail(make_error("--tpot-target", "must be between 0 and 60 seconds"));
   if (!s.emit.empty() && s.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + s.emit + "'"));
-  const auto adp = parse_attention_dp_choice(s.attention_dp.empty() ? "auto" : s.attention_dp);
-  if (!adp) return fail(make_error("--attention-dp", "must be auto, on or off, not '" + s.attention_dp + "'"));
+  const std::string adp_word = s.attention_dp.empty() ? "auto" : s.attention_dp;
+  const auto adp = parse_attention_dp_choice(adp_word);
+  if (!adp) return fail(make_error("--attention-dp", "must be auto, on or off, not '" + adp_word + "'"));
   if (!(s.scale_at > 0.05 && s.scale_at <= 1)) return fail(make_error("--scale-at", "must be above 0.05 and at most 1"));
   ServiceTarget target;
   if (s.prompt > 0) target.prompt_tokens = s.prompt;
@@ -227,7 +228,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
                                         {"lengths", target.chat_lengths ? "chat" : "fixed"},
                                         {"peak_rps", target.peak_rps}, {"average_rps", target.average_rps},
                                         {"ttft_p99_s", target.ttft_s}, {"tpot_p99_s", target.tpot_s}}},
-                            {"attention_dp_choice", s.attention_dp.empty() ? "auto" : s.attention_dp},
+                            {"attention_dp_choice", adp_word},
                             {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
                             {"price_provider", quote ? json(quote->provider) : json(nullptr)},
                             {"best", best}, {"options", opts}},
@@ -241,7 +242,7 @@ int run_plan_serving(Context& ctx, PlanFlags f, const std::pair<int64_t, int64_t
   fmt::print("Each replica size is simulated under Poisson arrivals at the engine's batching rules (`gpuplan infer --rps`).\n");
   if (*adp != AttentionDpChoice::automatic)
     fmt::print("Attention data parallelism {} (--attention-dp {}).\n", *adp == AttentionDpChoice::on ? "on every TP >= 2 replica" : "off",
-               s.attention_dp);
+               adp_word);
   fmt::print("\n");
   TextTable t({"tp", "rate/replica", "replicas peak", "avg", "GPUs peak", "p99 TTFT", "p99 TPOT", "headroom", "tok/s/GPU",
                quote ? "$/M tokens" : ""});

@@ -37,7 +37,8 @@ double FormatTable::lookup(const std::string& architecture, Precision p, double 
 Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe) const {
   Efficiency e = gpu_eff;
   e.memory_max_fraction = gpu_eff.memory_max_fraction * decode_bandwidth.lookup(gpu.architecture, p, 1.0);
-  if (format_class(p) == "16bit" && gpu.memory_type.find("HBM") != std::string::npos) e.memory_max_fraction /= hbm_16bit_decode_slowdown;
+  if (scalar_f16_matvec && format_class(p) == "16bit" && gpu.memory_type.find("HBM") != std::string::npos)
+    e.memory_max_fraction /= scalar_f16_matvec_hbm_slowdown;
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   if (cuda_graphs && (moe_cuda_graphs || !moe)) e.kernel_overhead_s = graph_kernel_overhead_s;
   return e;
@@ -68,7 +69,7 @@ Engine Engine::with_expert_loop() const {
 
 Engine Engine::with_scalar_f16_matvec() const {
   Engine e = *this;
-  e.hbm_16bit_decode_slowdown = scalar_f16_matvec_hbm_slowdown;
+  e.scalar_f16_matvec = true;
   return e;
 }
 

@@ -64,10 +64,10 @@ struct Engine {
   // This engine as its expert-looping builds ran mixture-of-experts models.
   Engine with_expert_loop() const;
   // How much slower the 16-bit mat-vec kernel of the engine's earlier builds streamed weights on
-  // HBM cards (scalar loads; 1: no such earlier path recorded), and the divisor this engine's
-  // decode applies to 16-bit weights on HBM cards (1 in current builds).
+  // HBM cards (scalar loads; 1: no such earlier path recorded), and whether this engine is such a
+  // build.
   double scalar_f16_matvec_hbm_slowdown = 1;
-  double hbm_16bit_decode_slowdown = 1;
+  bool scalar_f16_matvec = false;
   bool has_scalar_f16_matvec() const { return scalar_f16_matvec_hbm_slowdown > 1; }
   // This engine as those earlier builds decoded 16-bit weights.
   Engine with_scalar_f16_matvec() const;

@@ -118,12 +118,13 @@ ServingPlan plan_serving(const ModelSpec& m, const Workload& base, const Gpu& gp
   if (!plan.refused.empty()) return plan;
   // Tensor parallelism up to the NVLink domain: 8 in an HGX node, more in a GB200/GB300 NVL72
   // rack (the replica must also hold the model, which plan_replica checks).
+  const bool engine_offers_adp = engine.attention_dp_refusal(m).empty();
   for (int64_t tp = 1; tp <= std::min<int64_t>(64, cluster.gpus_per_node); tp *= 2) {
     if (m.heads % tp != 0) continue;
     // A replica this wide cannot need fewer GPUs than the best narrower plan.
     if (plan.best && tp > plan.best->gpus_peak) break;
     for (bool adp : {false, true}) {
-      const bool offered = tp >= 2 && m.is_moe() && engine.attention_dp;
+      const bool offered = tp >= 2 && engine_offers_adp;
       if (adp && (!offered || choice == AttentionDpChoice::off)) continue;
       // "on" keeps one GPU's replica (attention DP over one GPU is the same thing).
       if (!adp && offered && choice == AttentionDpChoice::on) continue;
