@@ -213,6 +213,7 @@ int run_engines(bool json) {
                      {"prompt_dequantize", e.prompt_dequantize},
                      {"prompt_dequantize_architectures", e.prompt_dequantize_architectures},
                      {"ubatch_tokens", e.ubatch_tokens},
+                     {"eager_attention_bytes_per_score", e.eager_score_bytes},
                      {"moe_expert_launches_one_token", e.moe_expert_launches_one_token},
                      {"moe_expert_launches_batch", e.moe_expert_launches_batch},
                      {"looped_expert_launches_one_token", e.looped_expert_launches_one_token},

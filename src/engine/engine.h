@@ -48,6 +48,9 @@ struct Engine {
   bool prompt_dequantize = false;
   std::vector<std::string> prompt_dequantize_architectures;
   int64_t ubatch_tokens = 0;  // physical batch a prompt is split into (0: the whole prompt at once)
+  // Without a fused attention kernel: bytes moved per score element between the QK^T GEMM's write
+  // and the AV GEMM's read (conversions, masked softmax); 0: one softmax pass in 16 bits.
+  double eager_score_bytes = 0;
   bool dequantizes_prompt(const Gpu& gpu) const;
 
   double step_overhead_s = 0;     // host cost of one forward step (scheduling, sampling, Python)

@@ -46,6 +46,7 @@ TEST(Engines, ReaderRejectsUnknownKeysAndOutOfRangeFigures) {
   ASSERT_FALSE(typo);
   EXPECT_NE(typo.error().field.find("max_batch_tokens"), std::string::npos);
   EXPECT_FALSE(EngineCatalog::from_toml(base + "gpu_memory_utilization = 1.5\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "eager_attention_bytes_per_score = -4\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + "decode_bandwidth = { default = { q9_9 = 0.5 } }\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + base, "t"));  // duplicate id
 }
@@ -95,6 +96,59 @@ TEST(Engines, LlamaCppExpandsQuantisedWeightsForCublasOnlyWhereItHasNoMmq) {
   EXPECT_GT(dequant("a100-80gb-sxm", old, 512), 0);
   w.precision = Precision::fp16;
   EXPECT_EQ(dequant("v100-32gb", cpp, 512), 0);  // nothing to expand
+}
+
+// llama.cpp splits a prompt into physical batches of n_ubatch = 512 tokens: a 2,048-token prompt
+// is four forwards, each reading every weight, the later ones attending to the cached context.
+// Over a layer split (PR #6017) the batches flow through the stages: four batches over eight
+// stages take (4 + 7) / 8 of one batch's time, not four.
+TEST(Engines, LlamaCppRunsALongPromptAsPhysicalBatchesPipelinedOverALayerSplit) {
+  const ModelSpec m = *Presets::builtin().find("llama-2-7b");
+  const Gpu g = gpu("a100-80gb-pcie");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::fp16;
+  Engine cpp = engine("llama.cpp");
+  cpp.time_scale = 1;
+  Engine whole = cpp;
+  whole.ubatch_tokens = 0;
+  auto ttft = [&](int64_t prompt, const Engine& e) {
+    return estimate_inference(m, w, {prompt, 1, 1}, g, eff, default_cluster(g), e).ttft_s;
+  };
+  EXPECT_DOUBLE_EQ(ttft(512, cpp), ttft(512, whole));  // one batch: nothing changes
+  const double weights_once = static_cast<double>(m.parameters().linear) * 2 / (g.memory_bw_Bps * eff.memory_max_fraction);
+  EXPECT_GT(ttft(2048, cpp), ttft(2048, whole) + 2 * weights_once);  // at least three more weight reads, less the GEMMs' gain
+  const double four_batches = ttft(2048, cpp);
+  w.par.pp = 8;
+  const double pipelined = ttft(2048, cpp);
+  EXPECT_LT(pipelined, four_batches / 2);
+  EXPECT_GT(pipelined, four_batches * 11.0 / 32.0);  // (4 + 7) / 8 of the longest batch, which attends the furthest
+}
+
+// Without flash attention llama.cpp materialises the scores and converts them twice around an F32
+// softmax (engines.toml: 20 bytes a score); the score GEMMs compute the masked half too.
+TEST(Engines, LlamaCppWithoutFlashAttentionMovesEveryScoreSeveralTimes) {
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  const Gpu g = gpu("rtx-4090");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::fp16;
+  Engine cpp = engine("llama.cpp");
+  cpp.time_scale = 1;
+  ASSERT_EQ(cpp.eager_score_bytes, 20);
+  Engine plain = cpp;
+  plain.eager_score_bytes = 0;
+  auto ttft = [&](bool flash, const Engine& e) {
+    w.flash_attention = flash;
+    return estimate_inference(m, w, {512, 1, 1}, g, eff, default_cluster(g), e).ttft_s;
+  };
+  const double scores = 512.0 * 512 * m.heads * m.layers;
+  const double extra = ttft(false, cpp) - ttft(false, plain);
+  // 20 bytes replace the plain softmax's read and write of 2 bytes each.
+  EXPECT_NEAR(extra, scores * 16 / (g.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction), extra * 0.05);
+  EXPECT_DOUBLE_EQ(ttft(true, cpp), ttft(true, plain));  // a fused kernel keeps the scores on chip
 }
 
 // The eager generate loop pays its host time every token (31 ms, from the gpt-fast eager baseline).

@@ -31,6 +31,51 @@ double prompt_dequantize_s(const ModelSpec& m, const ForwardShape& pre, const Gp
   return batches * time_op(op, gpu, eff, p).total_s();
 }
 
+// The prompt forward as the engine runs it: whole, or (llama.cpp's n_ubatch) in physical batches
+// of at most `ubatch` tokens, each a forward of its own that reads every weight again and attends
+// to the context before it. Prompts shorter than a batch are packed whole into it; a longer
+// prompt is cut into pieces, the logits computed with the last. Over a layer split of `stages`
+// GPUs the batches flow through the stages one after another (llama.cpp PR #6017's pipeline
+// parallelism): each stage holds 1/stages of a batch's time, and the last batch leaves the last
+// stage stages - 1 steps after it left the first.
+template <class Forward>
+double prefill_forward_s(const ForwardShape& pre, int64_t ubatch_tokens, double prompt, double stages, const Forward& forward) {
+  const double ub = static_cast<double>(ubatch_tokens);
+  if (ubatch_tokens <= 0 || pre.tokens <= ub) return forward(pre, true);
+  double sum = 0, longest = 0;
+  auto add = [&](const ForwardShape& b, bool head, double times) {
+    const double t = forward(b, head);
+    sum += times * t;
+    longest = std::max(longest, t);
+  };
+  if (prompt < ub) {
+    const double per_batch = std::floor(ub / prompt), batches = std::floor(pre.sequences / per_batch);
+    const double rest = pre.sequences - batches * per_batch;
+    ForwardShape b = pre;
+    b.sequences = per_batch;
+    b.tokens = per_batch * prompt;
+    add(b, true, batches);
+    if (rest > 0) {
+      b.sequences = rest;
+      b.tokens = rest * prompt;
+      add(b, true, 1);
+    }
+  } else {
+    for (double done = 0; done < prompt; done += ub) {
+      const double c = std::min(ub, prompt - done);
+      ForwardShape b = pre;
+      b.sequences = 1;
+      b.tokens = c;
+      // The piece's queries see the context before it whole and themselves causally: a fused
+      // kernel skips the masked part, an unfused one computes the full rectangle.
+      b.kv_len = pre.causal_halving ? done + c / 2 : done + c;
+      b.causal_halving = false;
+      add(b, done + c >= prompt, pre.sequences);
+    }
+  }
+  return stages > 1 ? sum / stages + (stages - 1) / stages * longest : sum;
+}
+
 }  // namespace
 
 InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, const InferenceRequest& r,
@@ -47,6 +92,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   ForwardShape s;
   s.tp = tp;
   s.flash = w.flash_attention;
+  s.score_forward_bytes = engine.eager_score_bytes;
   s.act_bytes = w.activation_precision() == Precision::fp32 ? 4 : 2;
   s.weight_bytes = bytes_per_value(p);
   s.other_weight_bytes = bytes_per_value(p) < 2 ? 2 : bytes_per_value(p);
@@ -68,7 +114,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   const double layers = static_cast<double>(m.layers);
 
   auto forward_time = [&](const ForwardShape& shape, const Gpu& card, const Efficiency& eff, double* weight_s, double* kv_s, double* compute_s,
-                          double* comm_s, double* overhead_s) {
+                          double* comm_s, double* overhead_s, bool head = true) {
     double total = 0;
     for (const Op& op : block_forward_ops(m, shape)) {
       const OpTime t = time_op(op, card, eff, p);
@@ -80,7 +126,8 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
         else *weight_s += t.memory_s * op.calls * layers;
       }
     }
-    for (const Op& op : head_forward_ops(m, shape.local(), false)) total += time_op(op, card, eff, p).total_s() * op.calls;
+    if (head)
+      for (const Op& op : head_forward_ops(m, shape.local(), false)) total += time_op(op, card, eff, p).total_s() * op.calls;
     const double hidden_bytes = shape.tokens * m.hidden * shape.act_bytes;
     double comm = 0;
     if (w.par.attention_dp && engine.attention_dp_gather) {
@@ -103,13 +150,20 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   pre.tokens = static_cast<double>(r.prompt_tokens) * static_cast<double>(r.concurrency);
   pre.kv_len = static_cast<double>(r.prompt_tokens);
   pre.expert_launches = pre.tokens > 1 ? engine.moe_expert_launches_batch : engine.moe_expert_launches_one_token;
-  pre.causal_halving = true;
+  // A fused kernel skips the masked half of causal attention; unfused, the score GEMMs compute it
+  // all and the mask is applied after (llama.cpp without -fa, eager PyTorch), as in training.
+  pre.causal_halving = w.flash_attention;
   // The engine's fitted time scale multiplies every time it spends (data/fitted.toml).
   const double k = engine.time_scale;
   e.request_overhead_s = engine.request_overhead_s * k;
   e.prompt_dequantize_s = prompt_dequantize_s(m, pre, gpu, pre_eff, engine, p) * k;
-  e.ttft_s = (forward_time(pre, engine.prefill_gpu(gpu), pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr) + engine.step_overhead_s +
-              engine.request_overhead_s) * k + e.prompt_dequantize_s;
+  const Gpu pre_gpu = engine.prefill_gpu(gpu);
+  auto prefill_time = [&](const ForwardShape& shape, bool head) {
+    return forward_time(shape, pre_gpu, pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr, head);
+  };
+  e.ttft_s = (prefill_forward_s(pre, engine.ubatch_tokens, static_cast<double>(r.prompt_tokens), static_cast<double>(w.par.pp),
+                                prefill_time) +
+              engine.step_overhead_s + engine.request_overhead_s) * k + e.prompt_dequantize_s;
   e.prefill_tokens_per_s = pre.tokens / e.ttft_s;
 
   // Decode: one token for each of `concurrency` sequences, attending to the average context.

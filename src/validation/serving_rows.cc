@@ -43,9 +43,10 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   for (auto* r : {&tp, &gpus, &pp, &prompt, &output, &conc})
     if (!*r) return r->error();
   // A layer split (llama.cpp --split-mode layer) runs the layers one GPU after another: for time it
-  // is one GPU reading every weight.
+  // is one GPU reading every weight, its prompt batches pipelined over the stages.
   s.w.task = Task::infer;
   s.w.par.tp = *tp;
+  s.w.par.pp = *pp;
   s.replicas = std::max<int64_t>(1, *gpus / (*tp * *pp));
   s.req = {*prompt, *output, *conc};
   auto prec = f.optional_string("precision");
