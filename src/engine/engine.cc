@@ -315,6 +315,11 @@ std::string Engine::unsupported(const Gpu& gpu, Precision p) const {
   return "";
 }
 
+int64_t Engine::prefill_chunk_tokens(const Gpu& gpu) const {
+  if (ubatch_tokens > 0) return ubatch_tokens;
+  return chunked_prefill ? limits_on(gpu).max_batched_tokens : 0;
+}
+
 Engine::BatchLimits Engine::limits_on(const Gpu& gpu) const {
   bool large = gpu.memory_bytes >= large_gpu_min_gib * kGiB;
   for (const std::string& x : large_gpu_exclude) large = large && gpu.id.find(x) == std::string::npos;

@@ -155,6 +155,9 @@ struct Engine {
     int64_t max_batched_tokens = 0, max_num_seqs = 0;
   };
   BatchLimits limits_on(const Gpu& gpu) const;
+  // The most prompt tokens one forward takes on `gpu`: llama.cpp's physical batch, or the step
+  // budget of an engine that chunks prefills; 0: the whole prompt at once.
+  int64_t prefill_chunk_tokens(const Gpu& gpu) const;
 
   // The efficiencies a step of this engine runs at on `gpu` with weights in `p`.
   Efficiency decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe = false) const;

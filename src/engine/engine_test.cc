@@ -126,6 +126,28 @@ TEST(Engines, LlamaCppRunsALongPromptAsPhysicalBatchesPipelinedOverALayerSplit) 
   EXPECT_GT(pipelined, four_batches * 11.0 / 32.0);  // (4 + 7) / 8 of the longest batch, which attends the furthest
 }
 
+// Engines that chunk prefills (vLLM V1, SGLang, TensorRT-LLM's chunked context) run a prompt
+// longer than their step budget as several forwards, each reading the weights; the budget is the
+// one the engine starts with on the card (vLLM: 8,192 tokens on an H100, 2,048 on an A100).
+TEST(Engines, ChunkingEnginesRunALongPromptInStepBudgets) {
+  EXPECT_EQ(engine("vllm").prefill_chunk_tokens(gpu("h100-sxm")), 8192);
+  EXPECT_EQ(engine("vllm").prefill_chunk_tokens(gpu("a100-80gb-sxm")), 2048);
+  EXPECT_EQ(engine("llama.cpp").prefill_chunk_tokens(gpu("h100-sxm")), 512);
+  EXPECT_EQ(engine("transformers").prefill_chunk_tokens(gpu("h100-sxm")), 0);
+  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
+  const Gpu g = gpu("h100-sxm");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  Workload w;
+  w.task = Task::infer;
+  Engine chunked = engine("vllm"), whole = chunked;
+  whole.chunked_prefill = false;
+  auto ttft = [&](int64_t prompt, const Engine& e) {
+    return estimate_inference(m, w, {prompt, 1, 1}, g, eff, default_cluster(g), e).ttft_s;
+  };
+  EXPECT_DOUBLE_EQ(ttft(8192, chunked), ttft(8192, whole));
+  EXPECT_GT(ttft(20000, chunked), ttft(20000, whole));
+}
+
 // Without flash attention llama.cpp materialises the scores and converts them twice around an F32
 // softmax (engines.toml: 20 bytes a score); the score GEMMs compute the masked half too.
 TEST(Engines, LlamaCppWithoutFlashAttentionMovesEveryScoreSeveralTimes) {

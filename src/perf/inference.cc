@@ -31,8 +31,8 @@ double prompt_dequantize_s(const ModelSpec& m, const ForwardShape& pre, const Gp
   return batches * time_op(op, gpu, eff, p).total_s();
 }
 
-// The prompt forward as the engine runs it: whole, or (llama.cpp's n_ubatch) in physical batches
-// of at most `ubatch` tokens, each a forward of its own that reads every weight again and attends
+// The prompt forward as the engine runs it: whole, or in pieces of at most `ubatch` tokens
+// (llama.cpp's physical batch n_ubatch, or the step budget of an engine that chunks prefills), each a forward of its own that reads every weight again and attends
 // to the context before it. Prompts shorter than a batch are packed whole into it; a longer
 // prompt is cut into pieces, the logits computed with the last. Over a layer split of `stages`
 // GPUs the batches flow through the stages one after another (llama.cpp PR #6017's pipeline
@@ -161,7 +161,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   auto prefill_time = [&](const ForwardShape& shape, bool head) {
     return forward_time(shape, pre_gpu, pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr, head);
   };
-  e.ttft_s = (prefill_forward_s(pre, engine.ubatch_tokens, static_cast<double>(r.prompt_tokens), static_cast<double>(w.par.pp),
+  e.ttft_s = (prefill_forward_s(pre, engine.prefill_chunk_tokens(gpu), static_cast<double>(r.prompt_tokens), static_cast<double>(w.par.pp),
                                 prefill_time) +
               engine.step_overhead_s + engine.request_overhead_s) * k + e.prompt_dequantize_s;
   e.prefill_tokens_per_s = pre.tokens / e.ttft_s;

@@ -263,4 +263,20 @@ TEST(StepCost, AttentionDataParallelStepReadsTheBusiestGpusCache) {
   EXPECT_EQ(setup_for(sgl, g, c, 1000000).max_num_seqs, sgl.limits_on(g).max_num_seqs);
 }
 
+// The simulator cuts a long prompt into steps of the engine's budget and pays each step's forward;
+// what a long prompt costs beyond one forward, per pair, is measured on the prompt taken whole, so
+// an engine that chunks (vLLM, 2,048 tokens on an A100) gets the same attention cost per pair.
+TEST(StepCost, AttentionPerPairIsMeasuredOnAWholePrompt) {
+  Fixture f;
+  f.gpu = *Catalog::builtin().find("a100-80gb-sxm");
+  f.eff = EfficiencyTable::builtin().for_gpu(f.gpu);
+  ASSERT_EQ(f.engine.prefill_chunk_tokens(f.gpu), 2048);
+  Engine whole = f.engine;
+  whole.chunked_prefill = false;
+  const StepCost chunked = step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), f.engine);
+  const StepCost plain = step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), whole);
+  EXPECT_GT(chunked.attention_s_per_pair, 0);
+  EXPECT_DOUBLE_EQ(chunked.attention_s_per_pair, plain.attention_s_per_pair);
+}
+
 }  // namespace gpuplan

@@ -29,8 +29,13 @@ StepCost step_cost(const ModelSpec& m, const Workload& w, const Gpu& gpu, const 
                    const Engine& engine) {
   StepCost c;
   if (w.par.attention_dp) c.attention_dp = static_cast<double>(w.par.tp);
+  // The simulator cuts prompts into steps itself: the runs here take a prompt whole, so that what a
+  // long one adds beyond its forward is attention alone.
+  Engine whole = engine;
+  whole.ubatch_tokens = 0;
+  whole.chunked_prefill = false;
   auto run = [&](int64_t prompt, int64_t output, int64_t concurrency) {
-    return estimate_inference(m, w, {prompt, output, concurrency}, gpu, eff, cluster, engine);
+    return estimate_inference(m, w, {prompt, output, concurrency}, gpu, eff, cluster, whole);
   };
   // A decode step of N one-token sequences with nothing cached is the forward over N tokens.
   for (int64_t n = 1; n <= (int64_t{1} << 15); n *= 2) c.forward_s.emplace_back(static_cast<double>(n), run(1, 2, n).tpot_s);
