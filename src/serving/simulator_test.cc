@@ -279,4 +279,14 @@ TEST(StepCost, AttentionPerPairIsMeasuredOnAWholePrompt) {
   EXPECT_DOUBLE_EQ(chunked.attention_s_per_pair, plain.attention_s_per_pair);
 }
 
+// llama-server fills a logical batch of n_batch = 2,048 tokens but runs it as forwards of
+// n_ubatch = 512, each reading every weight: the simulation steps through those.
+TEST(StepCost, LlamaCppStepsThroughItsPhysicalBatches) {
+  Fixture f;
+  const Engine cpp = *EngineCatalog::builtin().find("llama.cpp");
+  ASSERT_EQ(cpp.limits_on(f.gpu).max_batched_tokens, 2048);
+  EXPECT_EQ(setup_for(cpp, f.gpu, StepCost{}, 100000).max_batched_tokens, 512);
+  EXPECT_EQ(setup_for(f.engine, f.gpu, StepCost{}, 100000).max_batched_tokens, 8192);  // vLLM: its step budget
+}
+
 }  // namespace gpuplan
