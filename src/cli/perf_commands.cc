@@ -400,6 +400,8 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"total_output_tokens_per_s", e.total_output_tokens_per_s},
                         {"prefill_tokens_per_s", e.prefill_tokens_per_s},
                         {"prompt_dequantize_s", e.prompt_dequantize_s},
+                        {"prefill_forwards", e.prefill_forwards},
+                        {"prefill_chunk_tokens", e.prefill_chunk_tokens},
                         {"max_concurrency", im.max_concurrency ? nlohmann::json(*im.max_concurrency) : nlohmann::json(nullptr)},
                         {"fits_memory", fits},
                         {"memory_per_gpu_bytes", static_cast<int64_t>(mem.nvidia_smi())},
@@ -441,7 +443,10 @@ int run_infer(Context& ctx, InferFlags f) {
     fmt::print("{}'s times are x{:.2f}, its scale fitted on published serving runs (data/fitted.toml)\n", engine->id,
                engine->time_scale);
   fmt::print("\n");
-  fmt::print("time to first token   {}  (prefill {:.0f} tokens/s, compute-bound{})\n", format_seconds(e.ttft_s), e.prefill_tokens_per_s,
+  fmt::print("time to first token   {}  (prefill {:.0f} tokens/s, compute-bound{}{})\n", format_seconds(e.ttft_s), e.prefill_tokens_per_s,
+             e.prefill_forwards > 1 ? fmt::format("; {} forwards of up to {} tokens, each reading the weights", e.prefill_forwards,
+                                                  e.prefill_chunk_tokens)
+                                    : "",
              e.prompt_dequantize_s > 0 ? fmt::format("; {} of it expanding the quantised weights to FP16 for cuBLAS",
                                                      format_seconds(e.prompt_dequantize_s))
                                        : "");

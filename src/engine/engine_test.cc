@@ -117,6 +117,7 @@ TEST(Engines, LlamaCppRunsALongPromptAsPhysicalBatchesPipelinedOverALayerSplit) 
     return estimate_inference(m, w, {prompt, 1, 1}, g, eff, default_cluster(g), e).ttft_s;
   };
   EXPECT_DOUBLE_EQ(ttft(512, cpp), ttft(512, whole));  // one batch: nothing changes
+  EXPECT_EQ(estimate_inference(m, w, {2048, 1, 1}, g, eff, default_cluster(g), cpp).prefill_forwards, 4);
   const double weights_once = static_cast<double>(m.parameters().linear) * 2 / (g.memory_bw_Bps * eff.memory_max_fraction);
   EXPECT_GT(ttft(2048, cpp), ttft(2048, whole) + 2 * weights_once);  // at least three more weight reads, less the GEMMs' gain
   const double four_batches = ttft(2048, cpp);

@@ -37,15 +37,19 @@ double prompt_dequantize_s(const ModelSpec& m, const ForwardShape& pre, const Gp
 // prompt is cut into pieces, the logits computed with the last. Over a layer split of `stages`
 // GPUs the batches flow through the stages one after another (llama.cpp PR #6017's pipeline
 // parallelism): each stage holds 1/stages of a batch's time, and the last batch leaves the last
-// stage stages - 1 steps after it left the first.
+// stage stages - 1 steps after it left the first. `forwards` receives how many forwards it took.
 template <class Forward>
-double prefill_forward_s(const ForwardShape& pre, int64_t ubatch_tokens, double prompt, double stages, const Forward& forward) {
+double prefill_forward_s(const ForwardShape& pre, int64_t ubatch_tokens, double prompt, double stages, const Forward& forward,
+                         double& forwards) {
   const double ub = static_cast<double>(ubatch_tokens);
+  forwards = 1;
   if (ubatch_tokens <= 0 || pre.tokens <= ub) return forward(pre, true);
   double sum = 0, longest = 0;
+  forwards = 0;
   auto add = [&](const ForwardShape& b, bool head, double times) {
     const double t = forward(b, head);
     sum += times * t;
+    forwards += times;
     longest = std::max(longest, t);
   };
   if (prompt < ub) {
@@ -161,10 +165,13 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   auto prefill_time = [&](const ForwardShape& shape, bool head) {
     return forward_time(shape, pre_gpu, pre_eff, nullptr, nullptr, nullptr, nullptr, nullptr, head);
   };
-  e.ttft_s = (prefill_forward_s(pre, engine.prefill_chunk_tokens(gpu), static_cast<double>(r.prompt_tokens), static_cast<double>(w.par.pp),
-                                prefill_time) +
+  e.prefill_chunk_tokens = engine.prefill_chunk_tokens(gpu);
+  double forwards = 1;
+  e.ttft_s = (prefill_forward_s(pre, e.prefill_chunk_tokens, static_cast<double>(r.prompt_tokens), static_cast<double>(w.par.pp),
+                                prefill_time, forwards) +
               engine.step_overhead_s + engine.request_overhead_s) * k + e.prompt_dequantize_s;
   e.prefill_tokens_per_s = pre.tokens / e.ttft_s;
+  e.prefill_forwards = static_cast<int64_t>(forwards);
 
   // Decode: one token for each of `concurrency` sequences, attending to the average context.
   ForwardShape dec = s;
