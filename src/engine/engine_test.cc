@@ -11,6 +11,24 @@ namespace gpuplan {
 namespace {
 Engine engine(const char* id) { return *EngineCatalog::builtin().find(id); }
 using testing_support::gpu;
+
+// One request's prompt on one card, timed under an engine's sourced figures (time scale 1).
+struct Prompt {
+  ModelSpec m;
+  Gpu g;
+  Efficiency eff;
+  Workload w;
+  Prompt(const char* model, const char* gpu_id, Precision p)
+      : m(*Presets::builtin().find(model)), g(gpu(gpu_id)), eff(EfficiencyTable::builtin().for_gpu(g)) {
+    w.task = Task::infer;
+    w.precision = p;
+  }
+  InferenceEstimate run(int64_t prompt, Engine e) const {
+    e.time_scale = 1;
+    return estimate_inference(m, w, {prompt, 1, 1}, g, eff, default_cluster(g), e);
+  }
+  double ttft(int64_t prompt, const Engine& e) const { return run(prompt, e).ttft_s; }
+};
 }  // namespace
 
 TEST(Engines, TheFiveNamedInTheIssueAreBuiltInWithSourceAndDate) {
@@ -103,26 +121,17 @@ TEST(Engines, LlamaCppExpandsQuantisedWeightsForCublasOnlyWhereItHasNoMmq) {
 // Over a layer split (PR #6017) the batches flow through the stages: four batches over eight
 // stages take (4 + 7) / 8 of one batch's time, not four.
 TEST(Engines, LlamaCppRunsALongPromptAsPhysicalBatchesPipelinedOverALayerSplit) {
-  const ModelSpec m = *Presets::builtin().find("llama-2-7b");
-  const Gpu g = gpu("a100-80gb-pcie");
-  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
-  Workload w;
-  w.task = Task::infer;
-  w.precision = Precision::fp16;
-  Engine cpp = engine("llama.cpp");
-  cpp.time_scale = 1;
+  Prompt p("llama-2-7b", "a100-80gb-pcie", Precision::fp16);
+  const Engine cpp = engine("llama.cpp");
   Engine whole = cpp;
   whole.ubatch_tokens = 0;
-  auto ttft = [&](int64_t prompt, const Engine& e) {
-    return estimate_inference(m, w, {prompt, 1, 1}, g, eff, default_cluster(g), e).ttft_s;
-  };
-  EXPECT_DOUBLE_EQ(ttft(512, cpp), ttft(512, whole));  // one batch: nothing changes
-  EXPECT_EQ(estimate_inference(m, w, {2048, 1, 1}, g, eff, default_cluster(g), cpp).prefill_forwards, 4);
-  const double weights_once = static_cast<double>(m.parameters().linear) * 2 / (g.memory_bw_Bps * eff.memory_max_fraction);
-  EXPECT_GT(ttft(2048, cpp), ttft(2048, whole) + 2 * weights_once);  // at least three more weight reads, less the GEMMs' gain
-  const double four_batches = ttft(2048, cpp);
-  w.par.pp = 8;
-  const double pipelined = ttft(2048, cpp);
+  EXPECT_DOUBLE_EQ(p.ttft(512, cpp), p.ttft(512, whole));  // one batch: nothing changes
+  EXPECT_EQ(p.run(2048, cpp).prefill_forwards, 4);
+  const double weights_once = static_cast<double>(p.m.parameters().linear) * 2 / (p.g.memory_bw_Bps * p.eff.memory_max_fraction);
+  EXPECT_GT(p.ttft(2048, cpp), p.ttft(2048, whole) + 2 * weights_once);  // at least three more weight reads, less the GEMMs' gain
+  const double four_batches = p.ttft(2048, cpp);
+  p.w.par.pp = 8;
+  const double pipelined = p.ttft(2048, cpp);
   EXPECT_LT(pipelined, four_batches / 2);
   EXPECT_GT(pipelined, four_batches * 11.0 / 32.0);  // (4 + 7) / 8 of the longest batch, which attends the furthest
 }
@@ -135,42 +144,29 @@ TEST(Engines, ChunkingEnginesRunALongPromptInStepBudgets) {
   EXPECT_EQ(engine("vllm").prefill_chunk_tokens(gpu("a100-80gb-sxm")), 2048);
   EXPECT_EQ(engine("llama.cpp").prefill_chunk_tokens(gpu("h100-sxm")), 512);
   EXPECT_EQ(engine("transformers").prefill_chunk_tokens(gpu("h100-sxm")), 0);
-  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
-  const Gpu g = gpu("h100-sxm");
-  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
-  Workload w;
-  w.task = Task::infer;
+  const Prompt p("llama-3.1-8b", "h100-sxm", Precision::bf16);
   Engine chunked = engine("vllm"), whole = chunked;
   whole.chunked_prefill = false;
-  auto ttft = [&](int64_t prompt, const Engine& e) {
-    return estimate_inference(m, w, {prompt, 1, 1}, g, eff, default_cluster(g), e).ttft_s;
-  };
-  EXPECT_DOUBLE_EQ(ttft(8192, chunked), ttft(8192, whole));
-  EXPECT_GT(ttft(20000, chunked), ttft(20000, whole));
+  EXPECT_DOUBLE_EQ(p.ttft(8192, chunked), p.ttft(8192, whole));
+  EXPECT_GT(p.ttft(20000, chunked), p.ttft(20000, whole));
 }
 
 // Without flash attention llama.cpp materialises the scores and converts them twice around an F32
 // softmax (engines.toml: 20 bytes a score); the score GEMMs compute the masked half too.
 TEST(Engines, LlamaCppWithoutFlashAttentionMovesEveryScoreSeveralTimes) {
-  const ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
-  const Gpu g = gpu("rtx-4090");
-  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
-  Workload w;
-  w.task = Task::infer;
-  w.precision = Precision::fp16;
-  Engine cpp = engine("llama.cpp");
-  cpp.time_scale = 1;
+  Prompt p("llama-3.1-8b", "rtx-4090", Precision::fp16);
+  const Engine cpp = engine("llama.cpp");
   ASSERT_EQ(cpp.eager_score_bytes, 20);
   Engine plain = cpp;
   plain.eager_score_bytes = 0;
   auto ttft = [&](bool flash, const Engine& e) {
-    w.flash_attention = flash;
-    return estimate_inference(m, w, {512, 1, 1}, g, eff, default_cluster(g), e).ttft_s;
+    p.w.flash_attention = flash;
+    return p.ttft(512, e);
   };
-  const double scores = 512.0 * 512 * m.heads * m.layers;
+  const double scores = 512.0 * 512 * p.m.heads * p.m.layers;
   const double extra = ttft(false, cpp) - ttft(false, plain);
   // 20 bytes replace the plain softmax's read and write of 2 bytes each.
-  EXPECT_NEAR(extra, scores * 16 / (g.memory_bw_Bps * eff.memory_max_fraction * eff.vector_memory_fraction), extra * 0.05);
+  EXPECT_NEAR(extra, scores * 16 / (p.g.memory_bw_Bps * p.eff.memory_max_fraction * p.eff.vector_memory_fraction), extra * 0.05);
   EXPECT_DOUBLE_EQ(ttft(true, cpp), ttft(true, plain));  // a fused kernel keeps the scores on chip
 }
 
