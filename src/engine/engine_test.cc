@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "engine/engine.h"
 #include "hardware/catalog.h"
 #include "model/presets.h"
@@ -65,6 +68,7 @@ TEST(Engines, ReaderRejectsUnknownKeysAndOutOfRangeFigures) {
   EXPECT_NE(typo.error().field.find("max_batch_tokens"), std::string::npos);
   EXPECT_FALSE(EngineCatalog::from_toml(base + "gpu_memory_utilization = 1.5\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + "eager_attention_bytes_per_score = -4\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "moe_call_overhead_s = 0.5\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + "decode_bandwidth = { default = { q9_9 = 0.5 } }\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + base, "t"));  // duplicate id
 }
@@ -151,6 +155,37 @@ TEST(Engines, ChunkingEnginesRunALongPromptInStepBudgets) {
   EXPECT_GT(p.ttft(20000, chunked), p.ttft(20000, whole));
 }
 
+// vLLM's fused-MoE call at one token costs more than its experts' weights: three benchmark_moe.py
+// kernel times (engines.toml) less what gpuplan gives the same call (the chosen experts' bytes at
+// the card's streaming share and three graph launches), their median is the engine's figure.
+TEST(Engines, VllmFusedMoeCallCostIsTheMedianOfThreeKernelMeasurements) {
+  const Engine vllm = engine("vllm");
+  auto floor_us = [&](const char* gpu_id, double measured_us, double experts, double params_per_expert, double bytes_per_param) {
+    const Gpu g = gpu(gpu_id);
+    const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+    const double bytes_s = experts * params_per_expert * bytes_per_param / (g.memory_bw_Bps * eff.memory_max_fraction);
+    return measured_us - 1e6 * (bytes_s + 3 * vllm.graph_kernel_overhead_s);
+  };
+  const double mixtral_tp2 = 4096.0 * 14336 + 7168.0 * 4096, qwen3_30b = 2048.0 * 1536 + 768.0 * 2048;
+  std::vector<double> floors = {floor_us("h100-sxm", 144.03, 2, mixtral_tp2, 2),  // PR #24700, BF16, TP 2, tuned
+                                floor_us("h100-sxm", 44.54, 8, qwen3_30b, 1),     // PR #24700, FP8 w8a8, main
+                                floor_us("b200", 39.61, 8, qwen3_30b, 2)};        // PR #31448, BF16, default
+  std::sort(floors.begin(), floors.end());
+  EXPECT_NEAR(vllm.moe_call_overhead_s * 1e6, floors[1], 0.05);
+  EXPECT_EQ(engine("tensorrt-llm").moe_call_overhead_s, 0);  // no measurement of its kernels
+}
+
+// The call's floor is paid once per MoE layer and step; a dense model pays nothing.
+TEST(Engines, VllmPaysItsFusedMoeFloorOnEveryMoeLayer) {
+  Prompt moe("qwen3-30b-a3b", "h100-sxm", Precision::fp8), dense("llama-3.1-8b", "h100-sxm", Precision::fp8);
+  const Engine vllm = engine("vllm");
+  Engine none = vllm;
+  none.moe_call_overhead_s = 0;
+  const double extra = moe.run(1, vllm).tpot_s - moe.run(1, none).tpot_s;
+  EXPECT_NEAR(extra, static_cast<double>(moe.m.moe_layers) * vllm.moe_call_overhead_s, 1e-9);
+  EXPECT_DOUBLE_EQ(dense.run(1, vllm).tpot_s, dense.run(1, none).tpot_s);
+}
+
 // Without flash attention llama.cpp materialises the scores and converts them twice around an F32
 // softmax (engines.toml: 20 bytes a score); the score GEMMs compute the masked half too.
 TEST(Engines, LlamaCppWithoutFlashAttentionMovesEveryScoreSeveralTimes) {
@@ -204,11 +239,13 @@ TEST(Engines, LlamaCppLoopedMoeExpertsWithoutCudaGraphsInEarlierBuildsOnly) {
   };
   const Engine now = engine("llama.cpp");
   ASSERT_TRUE(now.has_expert_loop());
-  EXPECT_GT(overhead("deepseek-v3", now.with_expert_loop()), 10 * overhead("deepseek-v3", engine("vllm")));
-  EXPECT_LT(overhead("deepseek-v3", now), 2 * overhead("deepseek-v3", engine("vllm")));
-  EXPECT_FALSE(engine("vllm").has_expert_loop());
+  Engine vllm = engine("vllm");
+  vllm.moe_call_overhead_s = 0;  // its launches alone, without its fused-MoE floor
+  EXPECT_GT(overhead("deepseek-v3", now.with_expert_loop()), 10 * overhead("deepseek-v3", vllm));
+  EXPECT_LT(overhead("deepseek-v3", now), 2 * overhead("deepseek-v3", vllm));
+  EXPECT_FALSE(vllm.has_expert_loop());
   w.par.pp = 1;
-  EXPECT_LT(overhead("llama-3.1-8b", now.with_expert_loop()), 2 * overhead("llama-3.1-8b", engine("vllm")));
+  EXPECT_LT(overhead("llama-3.1-8b", now.with_expert_loop()), 2 * overhead("llama-3.1-8b", vllm));
 }
 
 TEST(Engines, VllmBudgetsNinetyPercentOfTheCardForWeightsPeakAndKv) {

@@ -162,6 +162,12 @@ void moe_ops(const ModelSpec& m, const ForwardShape& s, const ForwardShape& dens
   ops.push_back(gate_up);
   ops.push_back(scaled(vec("expert activation", xw.token_copies * ef, ab, 3)));
   ops.push_back(down);
+  if (s.moe_call_overhead_s > 0) {
+    Op fixed = vec("fused-MoE call (routing, alignment, ramp)", 0, ab, 0);
+    fixed.launches_per_call = 0;
+    fixed.fixed_s = s.moe_call_overhead_s;
+    ops.push_back(scaled(fixed));
+  }
   if (m.shared_experts > 0) {
     const double sf = m.shared_experts * m.shared_width() / dense.tp, Td = dense.tokens;
     ops.push_back(scaled(gemm("shared expert up/gate projections", Td, h, up * sf, wb, ab)));

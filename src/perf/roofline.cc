@@ -39,7 +39,7 @@ OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p)
   const double bw = gpu.memory_bw_Bps * eff.memory_max_fraction *
                     (op.kind == OpKind::vector ? eff.vector_memory_fraction : 1.0);
   t.memory_s = op.bytes / bw;
-  t.overhead_s = eff.kernel_overhead_s * op.launches_per_call;
+  t.overhead_s = eff.kernel_overhead_s * op.launches_per_call + op.fixed_s;
   return t;
 }
 

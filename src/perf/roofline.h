@@ -33,6 +33,8 @@ struct Op {
   bool adapter = false;  // a LoRA adapter's op: trained, unlike the frozen base weights it rides on
   // Bytes its backward moves per call where the model code says so (0: the kind's rule of thumb).
   double backward_bytes = 0;
+  // Seconds a call takes beyond its bytes, FLOPs and launches: a kernel floor measured for it.
+  double fixed_s = 0;
 };
 
 struct OpTime {
