@@ -155,23 +155,30 @@ TEST(Engines, ChunkingEnginesRunALongPromptInStepBudgets) {
   EXPECT_GT(p.ttft(20000, chunked), p.ttft(20000, whole));
 }
 
-// vLLM's fused-MoE call at one token costs more than its experts' weights: three benchmark_moe.py
-// kernel times (engines.toml) less what gpuplan gives the same call (the chosen experts' bytes at
-// the card's streaming share and three graph launches), their median is the engine's figure.
-TEST(Engines, VllmFusedMoeCallCostIsTheMedianOfThreeKernelMeasurements) {
-  const Engine vllm = engine("vllm");
-  auto floor_us = [&](const char* gpu_id, double measured_us, double experts, double params_per_expert, double bytes_per_param) {
-    const Gpu g = gpu(gpu_id);
-    const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
-    const double bytes_s = experts * params_per_expert * bytes_per_param / (g.memory_bw_Bps * eff.memory_max_fraction);
-    return measured_us - 1e6 * (bytes_s + 3 * vllm.graph_kernel_overhead_s);
-  };
+// A fused-MoE call at one token costs more than its experts' weights: benchmark kernel times
+// (engines.toml) less what gpuplan gives the same call (the chosen experts' bytes at the card's
+// streaming share and three graph launches). vLLM's figure is the median of three, SGLang's (its
+// port of the same Triton kernel) its one measurement.
+namespace {
+double fused_moe_floor_us(const Engine& e, const char* gpu_id, double measured_us, double experts, double params_per_expert,
+                          double bytes_per_param) {
+  const Gpu g = gpu(gpu_id);
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  const double bytes_s = experts * params_per_expert * bytes_per_param / (g.memory_bw_Bps * eff.memory_max_fraction);
+  return measured_us - 1e6 * (bytes_s + 3 * e.graph_kernel_overhead_s);
+}
+}  // namespace
+
+TEST(Engines, FusedMoeCallCostsComeFromKernelMeasurements) {
+  const Engine vllm = engine("vllm"), sglang = engine("sglang");
   const double mixtral_tp2 = 4096.0 * 14336 + 7168.0 * 4096, qwen3_30b = 2048.0 * 1536 + 768.0 * 2048;
-  std::vector<double> floors = {floor_us("h100-sxm", 144.03, 2, mixtral_tp2, 2),  // PR #24700, BF16, TP 2, tuned
-                                floor_us("h100-sxm", 44.54, 8, qwen3_30b, 1),     // PR #24700, FP8 w8a8, main
-                                floor_us("b200", 39.61, 8, qwen3_30b, 2)};        // PR #31448, BF16, default
+  std::vector<double> floors = {fused_moe_floor_us(vllm, "h100-sxm", 144.03, 2, mixtral_tp2, 2),  // PR #24700, BF16, TP 2, tuned
+                                fused_moe_floor_us(vllm, "h100-sxm", 44.54, 8, qwen3_30b, 1),     // PR #24700, FP8 w8a8, main
+                                fused_moe_floor_us(vllm, "b200", 39.61, 8, qwen3_30b, 2)};        // PR #31448, BF16, default
   std::sort(floors.begin(), floors.end());
   EXPECT_NEAR(vllm.moe_call_overhead_s * 1e6, floors[1], 0.05);
+  const double qwen3_235b_tp8 = 4096.0 * 384 + 192.0 * 4096;  // SGLang PR #11730, FP8 w8a8, TP 8, untuned
+  EXPECT_NEAR(sglang.moe_call_overhead_s * 1e6, fused_moe_floor_us(sglang, "h200-sxm", 31.70, 8, qwen3_235b_tp8, 1), 0.05);
   EXPECT_EQ(engine("tensorrt-llm").moe_call_overhead_s, 0);  // no measurement of its kernels
 }
 
