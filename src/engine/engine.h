@@ -57,12 +57,12 @@ struct Engine {
   double request_overhead_s = 0;  // fixed cost added to each request's first token
   bool cuda_graphs = false;       // decode replays captured graphs: launches cost graph_kernel_overhead_s
   bool moe_cuda_graphs = true;    // false: mixture-of-experts models decode without them
-  // Kernels per routed expert and expert matmul where the engine loops over experts instead of
-  // running one grouped GEMM (0): for a forward over one token, and over a batch of them.
-  double moe_expert_launches_one_token = 0, moe_expert_launches_batch = 0;
   // What one fused-MoE call costs beyond its weights, FLOPs and launches (a measured kernel floor
   // per MoE layer; 0: none measured).
   double moe_call_overhead_s = 0;
+  // Kernels per routed expert and expert matmul where the engine loops over experts instead of
+  // running one grouped GEMM (0): for a forward over one token, and over a batch of them.
+  double moe_expert_launches_one_token = 0, moe_expert_launches_batch = 0;
   // The same for the engine's earlier builds that looped over the experts without CUDA graphs
   // (both 0: no such earlier path recorded).
   double looped_expert_launches_one_token = 0, looped_expert_launches_batch = 0;

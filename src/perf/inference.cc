@@ -32,9 +32,10 @@ double prompt_dequantize_s(const ModelSpec& m, const ForwardShape& pre, const Gp
 }
 
 // The prompt forward as the engine runs it: whole, or in pieces of at most `ubatch` tokens
-// (llama.cpp's physical batch n_ubatch, or the step budget of an engine that chunks prefills), each a forward of its own that reads every weight again and attends
-// to the context before it. Prompts shorter than a batch are packed whole into it; a longer
-// prompt is cut into pieces, the logits computed with the last. Over a layer split of `stages`
+// (llama.cpp's physical batch n_ubatch, or the step budget of an engine that chunks prefills),
+// each a forward of its own that reads every weight again and attends to the context before it.
+// Prompts shorter than a batch are packed whole into it; a longer prompt is cut into pieces, the
+// logits computed with the last. Over a layer split of `stages`
 // GPUs the batches flow through the stages one after another (llama.cpp PR #6017's pipeline
 // parallelism): each stage holds 1/stages of a batch's time, and the last batch leaves the last
 // stage stages - 1 steps after it left the first. `forwards` receives how many forwards it took.
