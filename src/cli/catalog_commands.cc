@@ -217,6 +217,7 @@ int run_engines(bool json) {
                      {"moe_expert_launches_one_token", e.moe_expert_launches_one_token},
                      {"moe_expert_launches_batch", e.moe_expert_launches_batch},
                      {"moe_call_overhead_s", e.moe_call_overhead_s},
+                     {"mla_decode_overhead_s", e.mla_decode_overhead_s},
                      {"looped_expert_launches_one_token", e.looped_expert_launches_one_token},
                      {"looped_expert_launches_batch", e.looped_expert_launches_batch},
                      {"scalar_f16_matvec_hbm_slowdown", e.scalar_f16_matvec_hbm_slowdown},

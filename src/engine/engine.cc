@@ -175,7 +175,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "looped_expert_launches_one_token",
-                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "moe_call_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
+                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
                             "attention_dp_gather", "attention_dp_limits_per_gpu",
                             "prompt_dequantize_architectures", "ubatch_tokens", "eager_attention_bytes_per_score", "memory_reserve",
                             "weight_memory_relative", "full_kv_families",
@@ -218,7 +218,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                   std::tuple{"looped_expert_launches_batch", &e.looped_expert_launches_batch, 0.0, 100.0},
                                   std::tuple{"scalar_f16_matvec_hbm_slowdown", &e.scalar_f16_matvec_hbm_slowdown, 1.0, 10.0},
                                   std::tuple{"eager_attention_bytes_per_score", &e.eager_score_bytes, 0.0, 256.0},
-                                  std::tuple{"moe_call_overhead_s", &e.moe_call_overhead_s, 0.0, 1e-2}})
+                                  std::tuple{"moe_call_overhead_s", &e.moe_call_overhead_s, 0.0, 1e-2},
+                                  std::tuple{"mla_decode_overhead_s", &e.mla_decode_overhead_s, 0.0, 1e-2}})
     if (auto s = read_number(f, key, *out, lo, hi)) return *s;
   for (auto [key, out, lo, hi] : {std::tuple{"max_batched_tokens", &e.max_batched_tokens, int64_t{1}, int64_t{1} << 24},
                                   std::tuple{"max_num_seqs", &e.max_num_seqs, int64_t{1}, int64_t{1} << 20},

@@ -60,6 +60,9 @@ struct Engine {
   // What one fused-MoE call costs beyond its weights, FLOPs and launches (a measured kernel floor
   // per MoE layer; 0: none measured).
   double moe_call_overhead_s = 0;
+  // What its latent-attention (MLA) decode kernel costs beyond its cache reads and FLOPs, per layer
+  // and step (a measured floor; 0: none measured).
+  double mla_decode_overhead_s = 0;
   // Kernels per routed expert and expert matmul where the engine loops over experts instead of
   // running one grouped GEMM (0): for a forward over one token, and over a batch of them.
   double moe_expert_launches_one_token = 0, moe_expert_launches_batch = 0;

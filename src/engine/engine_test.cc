@@ -7,6 +7,8 @@
 #include "hardware/catalog.h"
 #include "model/presets.h"
 #include "perf/inference.h"
+#include "perf/operations.h"
+#include "perf/roofline.h"
 #include "util/builtin_lookup_for_tests.h"
 
 namespace gpuplan {
@@ -69,6 +71,7 @@ TEST(Engines, ReaderRejectsUnknownKeysAndOutOfRangeFigures) {
   EXPECT_FALSE(EngineCatalog::from_toml(base + "gpu_memory_utilization = 1.5\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + "eager_attention_bytes_per_score = -4\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + "moe_call_overhead_s = 0.5\n", "t"));
+  EXPECT_FALSE(EngineCatalog::from_toml(base + "mla_decode_overhead_s = -1\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + "decode_bandwidth = { default = { q9_9 = 0.5 } }\n", "t"));
   EXPECT_FALSE(EngineCatalog::from_toml(base + base, "t"));  // duplicate id
 }
@@ -182,6 +185,28 @@ TEST(Engines, FusedMoeCallCostsComeFromKernelMeasurements) {
   EXPECT_EQ(engine("tensorrt-llm").moe_call_overhead_s, 0);  // no measurement of its kernels
 }
 
+// vLLM's latent-attention decode (FlashAttention-MLA, its default on Hopper since PR #27363) takes
+// 30 us for 16 one-token requests over 1k-token latent caches at 16 heads (DeepSeek-V3 at TP 8),
+// PR #27363's table "on Hopper" (read as an H100); less what gpuplan gives that call, its floor.
+TEST(Engines, VllmMlaDecodeFloorComesFromItsKernelTime) {
+  const Engine vllm = engine("vllm");
+  const ModelSpec m = *Presets::builtin().find("deepseek-v3");
+  const Gpu g = gpu("h100-sxm");
+  const Efficiency eff = vllm.decode_efficiency(EfficiencyTable::builtin().for_gpu(g), g, Precision::bf16, true);
+  ForwardShape s;
+  s.tp = 8;
+  s.sequences = s.tokens = 16;
+  s.kv_len = 1024;
+  s.kv_cache_read = true;
+  s.causal_halving = false;
+  double modelled = -1;
+  for (const Op& op : block_forward_ops(m, s))
+    if (op.name == "MLA attention over the latent cache") modelled = time_op(op, g, eff, Precision::bf16).total_s();
+  ASSERT_GT(modelled, 0);
+  EXPECT_NEAR(vllm.mla_decode_overhead_s * 1e6, 30.0 - modelled * 1e6, 0.05);
+  EXPECT_EQ(engine("sglang").mla_decode_overhead_s, 0);  // no measurement of its kernels
+}
+
 // The call's floor is paid once per MoE layer and step; a dense model pays nothing.
 TEST(Engines, VllmPaysItsFusedMoeFloorOnEveryMoeLayer) {
   Prompt moe("qwen3-30b-a3b", "h100-sxm", Precision::fp8), dense("llama-3.1-8b", "h100-sxm", Precision::fp8);
@@ -247,7 +272,7 @@ TEST(Engines, LlamaCppLoopedMoeExpertsWithoutCudaGraphsInEarlierBuildsOnly) {
   const Engine now = engine("llama.cpp");
   ASSERT_TRUE(now.has_expert_loop());
   Engine vllm = engine("vllm");
-  vllm.moe_call_overhead_s = 0;  // its launches alone, without its fused-MoE floor
+  vllm.moe_call_overhead_s = vllm.mla_decode_overhead_s = 0;  // its launches alone, without its kernel floors
   EXPECT_GT(overhead("deepseek-v3", now.with_expert_loop()), 10 * overhead("deepseek-v3", vllm));
   EXPECT_LT(overhead("deepseek-v3", now), 2 * overhead("deepseek-v3", vllm));
   EXPECT_FALSE(vllm.has_expert_loop());

@@ -99,6 +99,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   s.flash = w.flash_attention;
   s.score_forward_bytes = engine.eager_score_bytes;
   s.moe_call_overhead_s = engine.moe_call_overhead_s;
+  s.mla_decode_overhead_s = engine.mla_decode_overhead_s;
   s.act_bytes = w.activation_precision() == Precision::fp32 ? 4 : 2;
   s.weight_bytes = bytes_per_value(p);
   s.other_weight_bytes = bytes_per_value(p) < 2 ? 2 : bytes_per_value(p);

@@ -59,7 +59,9 @@ void attention_ops(const ModelSpec& m, const ForwardShape& s, double kv_len, std
       ops.push_back(gemm("MLA key up projection, absorbed into queries", T, heads * m.qk_nope_dim, lora, wb, ab));
       const double core = 2 * T * kv_len * heads * (2 * lora + rope);
       const double cache = s.sequences * kv_len * (lora + rope) * s.kv_bytes;
-      ops.push_back({"MLA attention over the latent cache", OpKind::attention, core, T * heads * (lora + rope) * ab * 2 + cache, 1});
+      Op latent{"MLA attention over the latent cache", OpKind::attention, core, T * heads * (lora + rope) * ab * 2 + cache, 1};
+      latent.fixed_s = s.mla_decode_overhead_s;
+      ops.push_back(latent);
       ops.push_back(gemm("MLA value up projection, absorbed", T, lora, heads * m.v_head_dim, wb, ab));
     } else {
       ops.push_back(gemm("MLA KV up projection", T, lora, heads * (m.qk_nope_dim + m.v_head_dim), wb, ab));

@@ -38,8 +38,9 @@ struct ForwardShape {
   // Kernels launched per touched expert for each expert matmul, where the engine loops over the
   // experts (0: one grouped GEMM runs all of a layer's experts).
   double expert_launches = 0;
-  // What the engine's fused-MoE call costs beyond its weights, FLOPs and launches, per MoE layer.
-  double moe_call_overhead_s = 0;
+  // What the engine's fused-MoE call costs beyond its weights, FLOPs and launches, per MoE layer,
+  // and its latent-attention decode kernel beyond its cache reads and FLOPs, per layer.
+  double moe_call_overhead_s = 0, mla_decode_overhead_s = 0;
   // Attention data parallelism over the tp GPUs (1: none): attention, norms and the LM head run
   // with every head on the busiest GPU's whole requests, ceil(sequences / attention_dp) of them
   // and their tokens; the routed experts
