@@ -450,7 +450,7 @@ int run_infer(Context& ctx, InferFlags f) {
              e.prompt_dequantize_s > 0 ? fmt::format("; {} of it expanding the quantised weights to FP16 for cuBLAS",
                                                      format_seconds(e.prompt_dequantize_s))
                                        : "");
-  fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, overhead {:.0f}%, TP/EP comm {:.0f}%)\n",
+  fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, launches and kernel floors {:.0f}%, TP/EP comm {:.0f}%)\n",
              format_seconds(e.tpot_s), 100 * e.decode_weight_read_s / e.tpot_s, 100 * e.decode_kv_read_s / e.tpot_s,
              100 * e.decode_overhead_s / e.tpot_s, 100 * e.decode_comm_s / e.tpot_s);
   fmt::print("end-to-end latency    {}\n", format_seconds(e.e2e_latency_s));

@@ -32,7 +32,7 @@ struct InferenceEstimate {
   double prefill_tokens_per_s = 0;
   // Decode step split.
   double decode_weight_read_s = 0, decode_kv_read_s = 0, decode_compute_s = 0, decode_comm_s = 0,
-         decode_overhead_s = 0;  // kernel launches plus the engine's per-step host time
+         decode_overhead_s = 0;  // kernel launches, measured kernel floors and the engine's per-step host time
   double request_overhead_s = 0;  // the engine's fixed cost inside ttft_s
   double prompt_dequantize_s = 0;  // inside ttft_s: quantised weights expanded to FP16 for cuBLAS
   // The prompts ran as this many forwards of at most prefill_chunk_tokens (0: no limit) each.
