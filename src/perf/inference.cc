@@ -35,10 +35,10 @@ double prompt_dequantize_s(const ModelSpec& m, const ForwardShape& pre, const Gp
 // (llama.cpp's physical batch n_ubatch, or the step budget of an engine that chunks prefills),
 // each a forward of its own that reads every weight again and attends to the context before it.
 // Prompts shorter than a batch are packed whole into it; a longer prompt is cut into pieces, the
-// logits computed with the last. Over a layer split of `stages`
-// GPUs the batches flow through the stages one after another (llama.cpp PR #6017's pipeline
-// parallelism): each stage holds 1/stages of a batch's time, and the last batch leaves the last
-// stage stages - 1 steps after it left the first. `forwards` receives how many forwards it took.
+// logits computed with the last. Over a layer split of `stages` GPUs the batches flow through the
+// stages one after another (llama.cpp PR #6017's pipeline parallelism): each stage holds 1/stages
+// of a batch's time, and the last batch leaves the last stage stages - 1 steps after it left the
+// first. `forwards` receives how many forwards it took.
 template <class Forward>
 double prefill_forward_s(const ForwardShape& pre, int64_t ubatch_tokens, double prompt, double stages, const Forward& forward,
                          double& forwards) {

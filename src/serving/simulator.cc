@@ -368,9 +368,10 @@ ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cos
   const Engine::BatchLimits limits = engine.limits_on(gpu);
   // Under attention data parallelism an engine whose limits are per GPU admits that many on each.
   const int64_t per_gpu = engine.attention_dp_limits_per_gpu && cost.attention_dp > 1 ? static_cast<int64_t>(cost.attention_dp) : 1;
-  // llama.cpp runs a logical batch as forwards of its physical batch (n_ubatch), each reading the
-  // weights: a step of the simulation is one of those.
-  const int64_t budget = engine.ubatch_tokens > 0 ? std::min(limits.max_batched_tokens, engine.ubatch_tokens) : limits.max_batched_tokens;
+  // A step of the simulation is one forward: llama.cpp runs its logical batch as forwards of its
+  // physical batch (n_ubatch), each reading the weights.
+  const int64_t chunk = engine.prefill_chunk_tokens(gpu);
+  const int64_t budget = chunk > 0 ? std::min(limits.max_batched_tokens, chunk) : limits.max_batched_tokens;
   s.max_batched_tokens = budget * per_gpu;
   s.max_num_seqs = limits.max_num_seqs * per_gpu;
   s.chunked_prefill = engine.chunked_prefill;
