@@ -213,6 +213,10 @@ json_has engines_eager_scores "[e['eager_attention_bytes_per_score'] for e in d 
 json_has engines_mla_decode "[e['mla_decode_overhead_s'] for e in d if e['id'] == 'vllm'] == [2.166e-05] and all(e['mla_decode_overhead_s'] == 0 for e in d if e['id'] != 'vllm')" -- engines --json
 json_has engines_moe_call "[e['moe_call_overhead_s'] for e in d if e['id'] in ('vllm', 'sglang')] == [2.285e-05, 2.216e-05] and all(e['moe_call_overhead_s'] == 0 for e in d if e['id'] not in ('vllm', 'sglang'))" -- engines --json
 json_has infer_prefill_forwards "d['prefill_forwards'] == 8 and d['prefill_chunk_tokens'] == 512" -- infer --model llama-3.1-8b --gpu rtx-4090 --weight-precision f16 --engine llama.cpp --prompt 4096 --output 16 --json
+json_has engines_matvec_bound "[e['quantized_matvec_latency_bound'] and e['quantized_matvec_gbps_per_sm_fitted'] > 0 for e in d if e['id'] == 'llama.cpp'] == [True] and all(e['quantized_matvec_gbps_per_sm_fitted'] is None for e in d if e['id'] != 'llama.cpp')" -- engines --json
+json_has infer_matvec_bound_hbm "d['quantized_matvec_bytes_per_s'] > 0 and d['quantized_matvec_bytes_per_s'] < 2.039e12" -- infer --model llama-3.1-8b --gpu a100-80gb-sxm --engine llama.cpp --weight-precision q4_k_m --json
+json_has infer_matvec_free_gddr "d['quantized_matvec_bytes_per_s'] is None" -- infer --model llama-3.1-8b --gpu rtx-4090 --engine llama.cpp --weight-precision q4_k_m --json
+json_has infer_matvec_free_f16 "d['quantized_matvec_bytes_per_s'] is None" -- infer --model llama-3.1-8b --gpu a100-80gb-sxm --engine llama.cpp --weight-precision f16 --json
 json_has infer_prefill_whole "d['prefill_forwards'] == 1 and d['prefill_chunk_tokens'] == 8192" -- infer --model llama-3.1-8b --gpu h100-sxm --prompt 4096 --output 16 --json
 check engine_unknown 2 "--engine: unknown engine 'vlm'.*vllm" -- infer --model llama-3.1-8b --gpu h100-sxm --engine vlm
 check engine_unknown_memory 2 "--engine: unknown engine" -- memory --model llama-3.1-8b --task infer --gpu h100-sxm --engine trt

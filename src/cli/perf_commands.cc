@@ -375,6 +375,10 @@ int run_infer(Context& ctx, InferFlags f) {
                               {"memory per GPU", mem.nvidia_smi(), kMaxBytes}},
                              "--model"))
     return fail(*s);
+  // Where the engine's latency-bound quantised mat-vec, not the card's bandwidth, sets the weight stream.
+  const double matvec_Bps = gpu.sm_count * engine->quantized_matvec_sm_Bps;
+  const bool matvec_bound = engine->quantized_matvec_sm_Bps > 0 && engine->matvec_sm_bound_applies(gpu, w.precision) &&
+                            matvec_Bps < gpu.memory_bw_Bps * eff.memory_max_fraction * engine->decode_bandwidth.lookup(gpu.architecture, w.precision, 1.0);
   if (f.json) {
     nlohmann::json j = {{"schema_version", 1},
                         {"model", m.id},
@@ -393,6 +397,7 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"concurrency", f.concurrency},
                         {"engine", engine->id},
                         {"engine_time_scale", engine->time_scale},
+                        {"quantized_matvec_bytes_per_s", matvec_bound ? nlohmann::json(matvec_Bps) : nlohmann::json(nullptr)},
                         {"ttft_s", e.ttft_s},
                         {"tpot_s", e.tpot_s},
                         {"e2e_latency_s", e.e2e_latency_s},
@@ -442,6 +447,10 @@ int run_infer(Context& ctx, InferFlags f) {
   if (engine->time_scale != 1)
     fmt::print("{}'s times are x{:.2f}, its scale fitted on published serving runs (data/fitted.toml)\n", engine->id,
                engine->time_scale);
+  if (matvec_bound)
+    fmt::print("its quantised mat-vec streams at most {:.3g} GB/s per SM ({:.3g} TB/s on {}'s {} SMs, {:.0f}% of its bandwidth), "
+               "the rate fitted on published runs\n",
+               engine->quantized_matvec_sm_Bps / 1e9, matvec_Bps / 1e12, gpu.id, gpu.sm_count, 100 * matvec_Bps / gpu.memory_bw_Bps);
   fmt::print("\n");
   fmt::print("time to first token   {}  (prefill {:.0f} tokens/s, compute-bound{}{})\n", format_seconds(e.ttft_s), e.prefill_tokens_per_s,
              e.prefill_forwards > 1 ? fmt::format("; {} forwards of up to {} tokens, each reading the weights", e.prefill_forwards,

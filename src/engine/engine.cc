@@ -34,11 +34,17 @@ double FormatTable::lookup(const std::string& architecture, Precision p, double 
   return fallback;
 }
 
+bool Engine::matvec_sm_bound_applies(const Gpu& gpu, Precision p) const {
+  return quantized_matvec_latency_bound && gpu.sm_count > 0 && format_class(p) != "16bit";
+}
+
 Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe) const {
   Efficiency e = gpu_eff;
   e.memory_max_fraction = gpu_eff.memory_max_fraction * decode_bandwidth.lookup(gpu.architecture, p, 1.0);
   if (scalar_f16_matvec && format_class(p) == "16bit" && gpu.memory_type.find("HBM") != std::string::npos)
     e.memory_max_fraction /= scalar_f16_matvec_hbm_slowdown;
+  if (quantized_matvec_sm_Bps > 0 && matvec_sm_bound_applies(gpu, p))
+    e.memory_max_fraction = std::min(e.memory_max_fraction, gpu.sm_count * quantized_matvec_sm_Bps / gpu.memory_bw_Bps);
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   if (cuda_graphs && (moe_cuda_graphs || !moe)) e.kernel_overhead_s = graph_kernel_overhead_s;
   return e;
@@ -175,7 +181,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "looped_expert_launches_one_token",
-                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
+                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "quantized_matvec_latency_bound", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
                             "attention_dp_gather", "attention_dp_limits_per_gpu",
                             "prompt_dequantize_architectures", "ubatch_tokens", "eager_attention_bytes_per_score", "memory_reserve",
                             "weight_memory_relative", "full_kv_families",
@@ -235,7 +241,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                           std::pair{"moe_cuda_graphs", &e.moe_cuda_graphs}, std::pair{"prompt_dequantize", &e.prompt_dequantize},
                           std::pair{"attention_dp", &e.attention_dp}, std::pair{"attention_dp_dense_tp", &e.attention_dp_dense_tp},
                           std::pair{"attention_dp_gather", &e.attention_dp_gather},
-                          std::pair{"attention_dp_limits_per_gpu", &e.attention_dp_limits_per_gpu}}) {
+                          std::pair{"attention_dp_limits_per_gpu", &e.attention_dp_limits_per_gpu},
+                          std::pair{"quantized_matvec_latency_bound", &e.quantized_matvec_latency_bound}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     if (*b) *out = **b;
@@ -354,7 +361,10 @@ Result<EngineCatalog> EngineCatalog::from_toml(std::string_view text, const std:
 const EngineCatalog& EngineCatalog::builtin() {
   static const EngineCatalog c = [] {
     EngineCatalog cat = data::builtin_or_abort(from_toml(data::embedded_file("engines.toml"), "built-in engines.toml"));
-    for (Engine& e : cat.engines_) e.time_scale = FittedParameters::builtin().serving_time_scale_for(e.id);
+    for (Engine& e : cat.engines_) {
+      e.time_scale = FittedParameters::builtin().serving_time_scale_for(e.id);
+      if (e.quantized_matvec_latency_bound) e.quantized_matvec_sm_Bps = FittedParameters::builtin().serving_matvec_sm_Bps_for(e.id);
+    }
     return cat;
   }();
   return c;

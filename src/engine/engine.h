@@ -81,6 +81,14 @@ struct Engine {
   // This engine as those earlier builds decoded 16-bit weights.
   Engine with_scalar_f16_matvec() const;
   double graph_kernel_overhead_s = 0;
+  // Whether the engine's mat-vec kernel for quantised weights is latency-bound: it keeps so few
+  // bytes in flight per SM that, where the card's bandwidth per SM is high, it streams at a rate
+  // per SM instead of the share above. The rate (bytes/s per SM) is data/fitted.toml's for the
+  // engine, set by `gpuplan fit`; 0: no bound.
+  bool quantized_matvec_latency_bound = false;
+  double quantized_matvec_sm_Bps = 0;
+  // Whether that rate can bind for `p` weights on `gpu` (a quantised format, a card with an SM count).
+  bool matvec_sm_bound_applies(const Gpu& gpu, Precision p) const;
 
   // Scheduling
   bool continuous_batching = true;  // false: a batch runs to its longest request before the next starts

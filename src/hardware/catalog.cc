@@ -62,7 +62,7 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
                             "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
                             "fp16_acc16_tflops", "tdp_w", "interconnect", "interconnect_gbps",
                             "pcie_gen", "launch_year", "confidence", "source", "source_date",
-                            "notes", "nvlink_domain_gpus"}))
+                            "notes", "nvlink_domain_gpus", "sm_count", "sm_count_source"}))
     return *s;
   Gpu g;
   for (auto [key, out] : {std::pair{"id", &g.id}, std::pair{"vendor", &g.vendor}, std::pair{"name", &g.name},
@@ -92,7 +92,7 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
     double scale;
     bool required;
   };
-  double memory_gb = 0, bw_gbps = 0, ic_gbps = 0, pcie = 0, year = 0, domain = 0;
+  double memory_gb = 0, bw_gbps = 0, ic_gbps = 0, pcie = 0, year = 0, domain = 0, sms = 0;
   const Num nums[] = {
       {"memory_gb", &memory_gb, 1, true},
       {"memory_bandwidth_gbps", &bw_gbps, 1, true},
@@ -110,6 +110,7 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
       {"pcie_gen", &pcie, 1, false},
       {"launch_year", &year, 1, false},
       {"nvlink_domain_gpus", &domain, 1, false},
+      {"sm_count", &sms, 1, false},
   };
   for (const auto& n : nums) {
     auto r = f.optional_number(n.key);
@@ -131,6 +132,11 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
   if (domain > 100000 || domain != std::floor(domain))
     return make_error(f.field("nvlink_domain_gpus"), "must be a whole number of GPUs up to 100000");
   g.nvlink_domain_gpus = static_cast<int>(domain);
+  if (sms > 1000 || sms != std::floor(sms)) return make_error(f.field("sm_count"), "must be a whole number of SMs up to 1000");
+  g.sm_count = static_cast<int>(sms);
+  auto sm_source = f.optional_string("sm_count_source");
+  if (!sm_source) return sm_source.error();
+  if (g.sm_count > 0 && !*sm_source) return make_error(f.field("sm_count_source"), "must cite where the SM count comes from");
   if (g.fp16_flops <= 0 && g.bf16_flops <= 0)
     return make_error(f.field("fp16_tflops"), "a GPU needs at least an fp16 or bf16 tensor rate");
   return g;

@@ -62,6 +62,26 @@ TEST(Catalog, RejectsAMalformedUserFile) {
   EXPECT_NE(bad_syntax.error().message.find("malformed TOML"), std::string::npos);
 }
 
+// Kernels that stream at a rate per SM need the count; every NVIDIA part has one with its source,
+// except the rack-scale GB200 and GB300, whose enabled count no printout was found for.
+TEST(Catalog, NvidiaPartsCarryTheirSmCountWithItsSource) {
+  for (const Gpu& g : Catalog::builtin().gpus()) {
+    if (g.vendor != "NVIDIA" || g.id == "gb200" || g.id == "gb300") continue;
+    EXPECT_GT(g.sm_count, 0) << g.id;
+  }
+  EXPECT_EQ(Catalog::builtin().find("h100-sxm")->sm_count, 132);
+  EXPECT_EQ(Catalog::builtin().find("h100-pcie")->sm_count, 114);
+  const std::string base =
+      "[[gpu]]\nid='x'\nvendor='v'\nname='n'\ntier='consumer'\narchitecture='ada'\nsource='s'\n"
+      "source_date='d'\nmemory_gb=8\nmemory_bandwidth_gbps=100\nfp16_tflops=10\ntdp_w=100\n";
+  EXPECT_FALSE(Catalog::from_toml(base + "sm_count = 40\n", "mine.toml"));  // no source
+  EXPECT_FALSE(Catalog::from_toml(base + "sm_count = 40.5\nsm_count_source = 's'\n", "mine.toml"));
+  EXPECT_FALSE(Catalog::from_toml(base + "sm_count = -4\nsm_count_source = 's'\n", "mine.toml"));
+  auto ok = Catalog::from_toml(base + "sm_count = 40\nsm_count_source = 's'\n", "mine.toml");
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_EQ(ok->find("x")->sm_count, 40);
+}
+
 TEST(Catalog, RejectsUnknownKeysSoTyposSurface) {
   auto r = Catalog::from_toml(
       "[[gpu]]\nid='x'\nvendor='v'\nname='n'\ntier='consumer'\narchitecture='ada'\nsource='s'\n"

@@ -32,6 +32,9 @@ struct Gpu {
   int pcie_gen = 0;
   int nvlink_domain_gpus = 0;   // GPUs one NVLink domain joins (72 in a GB200 NVL72 rack); 0 = the node
   int launch_year = 0;
+  // Streaming multiprocessors enabled on the product (NVIDIA); 0 where the catalog has none. Kernels
+  // that keep few bytes in flight stream at a rate per SM, not at the card's bandwidth.
+  int sm_count = 0;
   std::string confidence, source, source_date, notes;
 
   // Peak dense throughput for matmuls in precision p, FLOP/s; 0 if unsupported.

@@ -107,7 +107,7 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
     const std::string where = origin + ": serving";
     if (!s->as_table()) return make_error(where, "must be a table");
     TomlFields f(*s->as_table(), where);
-    if (auto st = f.only_keys({"time_scale", "engine"})) return *st;
+    if (auto st = f.only_keys({"time_scale", "engine", "quantized_matvec_gbps_per_sm"})) return *st;
     auto scale = f.optional_number_between("time_scale", 0.05, 20);
     if (!scale) return scale.error();
     if (*scale) p.serving_time_scale = **scale;
@@ -118,6 +118,15 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
         const auto x = v.value<double>();
         if (!x || !in_range(*x)) return make_error(where + ".engine." + std::string(id.str()), "must be a number between 0.05 and 20");
         p.serving_engine_time_scale.emplace(std::string(id.str()), *x);
+      }
+    }
+    if (const toml::node* e = s->as_table()->get("quantized_matvec_gbps_per_sm")) {
+      if (!e->as_table()) return make_error(where + ".quantized_matvec_gbps_per_sm", "must be a table of engine id = GB/s per SM");
+      for (const auto& [id, v] : *e->as_table()) {
+        const auto x = v.value<double>();
+        if (!x || !(*x >= 0.1 && *x <= 1000))
+          return make_error(where + ".quantized_matvec_gbps_per_sm." + std::string(id.str()), "must be a number between 0.1 and 1000");
+        p.serving_matvec_sm_Bps.emplace(std::string(id.str()), *x * 1e9);
       }
     }
   }
@@ -142,6 +151,10 @@ std::string FittedParameters::to_toml(const std::string& header) const {
   if (!serving_engine_time_scale.empty()) {
     out += "\n[serving.engine]\n";
     for (const auto& [id, x] : serving_engine_time_scale) out += fmt::format("\"{}\" = {:.6g}\n", id, x);
+  }
+  if (!serving_matvec_sm_Bps.empty()) {
+    out += "\n[serving.quantized_matvec_gbps_per_sm]\n";
+    for (const auto& [id, x] : serving_matvec_sm_Bps) out += fmt::format("\"{}\" = {:.6g}\n", id, x / 1e9);
   }
   return out;
 }

@@ -66,6 +66,13 @@ class FittedParameters {
     auto it = serving_engine_time_scale.find(engine_id);
     return it != serving_engine_time_scale.end() ? it->second : serving_time_scale;
   }
+  // Bytes/s per SM at which an engine's latency-bound quantised mat-vec streams
+  // (Engine::quantized_matvec_latency_bound), fitted on its rows; absent: no bound.
+  std::map<std::string, double> serving_matvec_sm_Bps;
+  double serving_matvec_sm_Bps_for(const std::string& engine_id) const {
+    auto it = serving_matvec_sm_Bps.find(engine_id);
+    return it != serving_matvec_sm_Bps.end() ? it->second : 0;
+  }
 };
 
 }  // namespace gpuplan

@@ -74,6 +74,36 @@ TEST(LeaveOnePublicationOut, FitRecoversTheScalesOfSyntheticRows) {
   EXPECT_EQ(cv.cross_validated.at("train_throughput").publications, 6);
 }
 
+// Serving rows of one engine whose quantised mat-vec streams at 11 GB/s per SM, their times 1.2x
+// the model's besides: on HBM-like cards (108 SMs, 2 TB/s) that rate binds, on GeForce-like ones
+// (128 SMs, 1 TB/s) the bandwidth does. The grid fit finds the rate within its 10% step, and the
+// time scale with it.
+TEST(LeaveOnePublicationOut, ServingFitFindsALatencyBoundMatVecRatePerSm) {
+  ValidationReport rep;
+  for (int i = 0; i < 60; ++i) {
+    const bool hbm = i % 2 == 0;
+    const double bw = hbm ? 2e12 : 1e12, sms = hbm ? 108 : 128, bytes = 4e9 + 1e9 * (i % 5);
+    auto time_at = [bw, sms, bytes](const ServingKnobs& k) {
+      const double stream = k.matvec_sm_Bps > 0 ? std::min(0.85 * bw, sms * k.matvec_sm_Bps) : 0.85 * bw;
+      return k.time_scale * bytes / stream;
+    };
+    ValidationRow r;
+    r.kind = "serving";
+    r.engine = "e";
+    r.publication = fmt::format("p{}", i % 6);
+    r.metric = "tpot_s";
+    r.serving_matvec_bound = true;
+    r.serving_at = time_at;
+    r.predicted = time_at({});
+    r.published = time_at({1.2, 11e9});
+    rep.rows.push_back(r);
+  }
+  const CrossValidation cv = cross_validate(rep, 0.12);
+  EXPECT_NEAR(cv.fitted.serving_matvec_sm_Bps_for("e") / 11e9, 1.0, 0.06);
+  EXPECT_NEAR(cv.fitted.serving_time_scale_for("e"), 1.2, 0.07);
+  EXPECT_LT(cv.cross_validated.at("serving").mape, 0.07);
+}
+
 // Rows whose stack overlaps TP: of the TP time its GEMMs could cover, the runs hide only half;
 // the fit finds that share, and rows without overlap leave it alone.
 TEST(LeaveOnePublicationOut, FitFindsTheShareOfTensorParallelTimeAnOverlapHides) {
@@ -127,6 +157,13 @@ TEST(FittedParameters, ShippedFileIsTheFitOfTheValidationTable) {
       EXPECT_NEAR(x, y, 1e-4 * std::max(1.0, std::fabs(y))) << where << " " << name << ": run `gpuplan fit --out data/fitted.toml`";
   };
   same(shipped->global, fresh.global, "global");
+  EXPECT_NEAR(shipped->serving_time_scale, fresh.serving_time_scale, 1e-4 * fresh.serving_time_scale);
+  EXPECT_EQ(shipped->serving_engine_time_scale.size(), fresh.serving_engine_time_scale.size());
+  for (const auto& [id, k] : fresh.serving_engine_time_scale)
+    EXPECT_NEAR(shipped->serving_time_scale_for(id), k, 1e-4 * k) << "serving.engine." << id;
+  EXPECT_EQ(shipped->serving_matvec_sm_Bps.size(), fresh.serving_matvec_sm_Bps.size());
+  for (const auto& [id, r] : fresh.serving_matvec_sm_Bps)
+    EXPECT_NEAR(shipped->serving_matvec_sm_Bps_for(id), r, 1e-4 * r) << "serving.quantized_matvec_gbps_per_sm." << id;
   EXPECT_EQ(shipped->stacks.size(), fresh.stacks.size());
   for (const auto& [id, f] : fresh.stacks) same(shipped->for_stack(id), f, "stack." + id);
 }
@@ -135,6 +172,12 @@ TEST(FittedParameters, RejectsOutOfRangeValuesAndUnknownKeys) {
   EXPECT_FALSE(FittedParameters::from_toml("[global]\ncompute_scale = -1\n", "t"));
   EXPECT_FALSE(FittedParameters::from_toml("[global]\ncompute_scal = 1\n", "t"));
   EXPECT_FALSE(FittedParameters::from_toml("[global]\nthroughput_band = [1.2, 0.8, 3]\n", "t"));
+  EXPECT_FALSE(FittedParameters::from_toml("[serving.quantized_matvec_gbps_per_sm]\n\"llama.cpp\" = 0\n", "t"));
+  EXPECT_FALSE(FittedParameters::from_toml("[serving.quantized_matvec_gbps_per_sm]\n\"llama.cpp\" = \"fast\"\n", "t"));
+  auto matvec = FittedParameters::from_toml("[serving.quantized_matvec_gbps_per_sm]\n\"llama.cpp\" = 11\n", "t");
+  ASSERT_TRUE(matvec);
+  EXPECT_EQ(matvec->serving_matvec_sm_Bps_for("llama.cpp"), 11e9);
+  EXPECT_EQ(matvec->serving_matvec_sm_Bps_for("vllm"), 0);
   auto ok = FittedParameters::from_toml("[global]\ncompute_scale = 1.5\n[stack.hf]\nmemory_scale = 2\n", "t");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->for_stack("hf").compute_scale, 1.5);  // inherited from the global section

@@ -38,6 +38,7 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   if (!en) return en.error();
   s.engine = *en;
   s.engine.time_scale = 1;  // the sourced figures; the fit sets its own
+  s.engine.quantized_matvec_sm_Bps = 0;
   auto tp = optional_int(f, "tp", 1), gpus = optional_int(f, "gpus", 1), pp = optional_int(f, "pp", 1);
   auto prompt = optional_int(f, "prompt", 1), output = optional_int(f, "output", 1), conc = optional_int(f, "concurrency", 1);
   for (auto* r : {&tp, &gpus, &pp, &prompt, &output, &conc})
@@ -268,18 +269,20 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   // Times and rates: predicted under the sourced engine (time scale 1), and again under any scale
   // the fit tries.
   auto at = [table = std::make_shared<const toml::table>(t), where, m, gpu, eff, setup = *s, metric = *metric,
-             load](double k) -> Result<double> {
+             load](const ServingKnobs& k) -> Result<double> {
     const TomlFields tf(*table, where);
     RowSetup scaled = setup;
-    scaled.engine.time_scale = k;
+    scaled.engine.time_scale = k.time_scale;
+    if (scaled.engine.quantized_matvec_latency_bound) scaled.engine.quantized_matvec_sm_Bps = k.matvec_sm_Bps;
     return load ? simulated(tf, scaled, m, gpu, eff, metric) : estimated(tf, scaled, m, gpu, eff, metric);
   };
-  auto v = at(1.0);
+  auto v = at(ServingKnobs{});
   if (!v) return v.error();
   row.predicted = *v;
   row.kind = "serving";
   row.serving_rate = metric->find("per_s") != std::string::npos;
-  row.serving_at = [at](double k) {
+  row.serving_matvec_bound = s->engine.matvec_sm_bound_applies(gpu, s->w.precision);
+  row.serving_at = [at](const ServingKnobs& k) {
     auto r = at(k);
     return r ? *r : std::nan("");
   };

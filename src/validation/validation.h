@@ -33,6 +33,13 @@ struct FitInputs {
   }
 };
 
+// What the serving fit sets on an engine: its time scale and, where its quantised mat-vec is
+// latency-bound, the bytes/s per SM it streams at (0: no bound).
+struct ServingKnobs {
+  double time_scale = 1;
+  double matvec_sm_Bps = 0;
+};
+
 struct ValidationRow {
   std::string section;  // training, memory, inference, operation, cross_gpu, moe_training, moe_serving, serving
   // The kind the fit and leave-one-publication-out scoring group it under: train_throughput,
@@ -49,10 +56,12 @@ struct ValidationRow {
   double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement
   double cross_validated = 0;  // fitted kinds: predicted by a fit that never saw this publication
   FitInputs fit;
-  // Serving rows of kind "serving": the prediction with the engine's time scale at `k` (NaN where
-  // the model cannot run it), and whether the figure is a rate (falls as times grow).
-  std::function<double(double k)> serving_at;
+  // Serving rows of kind "serving": the prediction with the engine's fitted parameters at `k` (NaN
+  // where the model cannot run it), whether the figure is a rate (falls as times grow), and whether
+  // the engine's quantised mat-vec rate per SM can bind on it.
+  std::function<double(const ServingKnobs& k)> serving_at;
   bool serving_rate = false;
+  bool serving_matvec_bound = false;
   double error() const { return (predicted - published) / published; }
   double cv_error() const { return (cross_validated - published) / published; }
   // The published figure in the model's quantity (seconds or bytes).

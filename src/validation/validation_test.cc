@@ -121,16 +121,16 @@ TEST(PerformanceValidation, ServingRowsSpanEnginesGpusAndLoadsAndHoldTheirErrorP
   EXPECT_GT(report().unscored.size(), 0u);
   for (const char* e : {"vllm", "sglang", "tensorrt-llm", "llama.cpp", "transformers"})
     std::printf("%-13s MAPE %.1f%%\n", e, report().mape("serving", e) * 100);
-  // In sample today: all 22.2%, vLLM 24.3%, SGLang 22.0% (21.3% before its fused-MoE floor),
-  // TensorRT-LLM 19.5%, llama.cpp 21.8% (its 2025-26 builds decode dense models faster than the
-  // engine record's 2023-24 bandwidth shares).
-  EXPECT_LE(report().mape("serving"), 0.23);
-  EXPECT_LE(report().mape("serving", "llama.cpp"), 0.23);
+  // In sample today: all 21.6%, vLLM 24.3%, SGLang 22.0% (21.3% before its fused-MoE floor),
+  // TensorRT-LLM 19.5%, llama.cpp 19.6% (21.8% before its quantised mat-vec streamed at a fitted
+  // rate per SM on HBM cards and at the 16-bit share elsewhere).
+  EXPECT_LE(report().mape("serving"), 0.222);
+  EXPECT_LE(report().mape("serving", "llama.cpp"), 0.20);
   EXPECT_LE(report().mape("serving", "tensorrt-llm"), 0.205);
   EXPECT_LE(report().mape("serving", "vllm"), 0.255);
   EXPECT_LE(report().mape("serving", "sglang"), 0.23);
   ASSERT_TRUE(table().cv.cross_validated.count("serving"));
-  EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.25);  // leave one publication out: 24.2% today
+  EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.24);  // leave one publication out: 23.5% today
 }
 
 // A row gpuplan would refuse on the command line, and a row whose published figure beats the GPU's
