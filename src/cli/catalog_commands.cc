@@ -222,6 +222,8 @@ int run_engines(bool json) {
                      {"looped_expert_launches_batch", e.looped_expert_launches_batch},
                      {"scalar_f16_matvec_hbm_slowdown", e.scalar_f16_matvec_hbm_slowdown},
                      {"quantized_matvec_latency_bound", e.quantized_matvec_latency_bound},
+                     {"prefill_matmul_fitted", e.prefill_matmul_fitted},
+                     {"prefill_matmul_scale_fitted", e.prefill_matmul_fitted ? nlohmann::json(e.prefill_matmul_scale) : nlohmann::json(nullptr)},
                      {"quantized_matvec_gbps_per_sm_fitted",
                       e.quantized_matvec_sm_Bps > 0 ? nlohmann::json(e.quantized_matvec_sm_Bps / 1e9) : nlohmann::json(nullptr)},
                      {"attention_dp", e.attention_dp}, {"attention_dp_dense_tp", e.attention_dp_dense_tp},

@@ -398,6 +398,7 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"engine", engine->id},
                         {"engine_time_scale", engine->time_scale},
                         {"quantized_matvec_bytes_per_s", matvec_bound ? nlohmann::json(matvec_Bps) : nlohmann::json(nullptr)},
+                        {"engine_prefill_matmul_scale", engine->prefill_matmul_scale},
                         {"ttft_s", e.ttft_s},
                         {"tpot_s", e.tpot_s},
                         {"e2e_latency_s", e.e2e_latency_s},
@@ -447,6 +448,9 @@ int run_infer(Context& ctx, InferFlags f) {
   if (engine->time_scale != 1)
     fmt::print("{}'s times are x{:.2f}, its scale fitted on published serving runs (data/fitted.toml)\n", engine->id,
                engine->time_scale);
+  if (engine->prefill_matmul_fitted && engine->prefill_matmul_scale != 1)
+    fmt::print("its prompt GEMMs run at x{:.2f} of the GPU's GEMM efficiency curve, fitted on published runs\n",
+               engine->prefill_matmul_scale);
   if (matvec_bound)
     fmt::print("its quantised mat-vec streams at most {:.3g} GB/s per SM ({:.3g} TB/s on {}'s {} SMs, {:.0f}% of its bandwidth), "
                "the rate fitted on published runs\n",

@@ -167,6 +167,8 @@ int run_fit(Context& ctx, const std::string& out_path) {
       "# median of the rows' log ratios). [serving.quantized_matvec_gbps_per_sm]: the rate per SM at\n"
       "# which an engine's latency-bound quantised mat-vec streams weights, the value of a fixed grid\n"
       "# that, with the engine's time scale refitted at it, gives the least absolute log error.\n"
+      "# [serving.prefill_matmul_scale]: the same for the efficiency of an engine's prompt GEMMs\n"
+      "# relative to the GPU's GEMM curve, where engines.toml leaves it to the fit.\n"
       "# *_band = [low, high, rows]: 10th and 90th percentile of published / predicted (step time or\n"
       "# per-GPU memory) over the rows scored leave-one-publication-out. A [stack.<id>] section holds a\n"
       "# stack with at least {} rows from two publications; memory_band_<task> (qlora, lora, full) the\n"

@@ -87,7 +87,7 @@ Gpu Engine::prefill_gpu(const Gpu& gpu) const {
 
 Efficiency Engine::prefill_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const {
   Efficiency e = gpu_eff;
-  const double k = prefill_matmul.lookup(gpu.architecture, p, 1.0);
+  const double k = prefill_matmul.lookup(gpu.architecture, p, 1.0) * prefill_matmul_scale;
   e.matmul_max_fraction = gpu_eff.matmul_max_fraction * k;
   for (const GemmCeiling& c : kPrecisionGemmCeilings) e.*c.fraction = gpu_eff.*c.fraction * k;
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
@@ -181,7 +181,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "looped_expert_launches_one_token",
-                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "quantized_matvec_latency_bound", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
+                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "quantized_matvec_latency_bound", "prefill_matmul_fitted", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
                             "attention_dp_gather", "attention_dp_limits_per_gpu",
                             "prompt_dequantize_architectures", "ubatch_tokens", "eager_attention_bytes_per_score", "memory_reserve",
                             "weight_memory_relative", "full_kv_families",
@@ -242,7 +242,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                           std::pair{"attention_dp", &e.attention_dp}, std::pair{"attention_dp_dense_tp", &e.attention_dp_dense_tp},
                           std::pair{"attention_dp_gather", &e.attention_dp_gather},
                           std::pair{"attention_dp_limits_per_gpu", &e.attention_dp_limits_per_gpu},
-                          std::pair{"quantized_matvec_latency_bound", &e.quantized_matvec_latency_bound}}) {
+                          std::pair{"quantized_matvec_latency_bound", &e.quantized_matvec_latency_bound},
+                          std::pair{"prefill_matmul_fitted", &e.prefill_matmul_fitted}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
     if (*b) *out = **b;
@@ -364,6 +365,7 @@ const EngineCatalog& EngineCatalog::builtin() {
     for (Engine& e : cat.engines_) {
       e.time_scale = FittedParameters::builtin().serving_time_scale_for(e.id);
       if (e.quantized_matvec_latency_bound) e.quantized_matvec_sm_Bps = FittedParameters::builtin().serving_matvec_sm_Bps_for(e.id);
+      if (e.prefill_matmul_fitted) e.prefill_matmul_scale = FittedParameters::builtin().serving_prefill_matmul_scale_for(e.id);
     }
     return cat;
   }();

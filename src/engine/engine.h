@@ -38,6 +38,11 @@ struct Engine {
   FormatTable decode_bandwidth;
   // Prefill GEMMs, relative to the GPU's cuBLAS-class GEMM efficiency curve.
   FormatTable prefill_matmul;
+  // Whether no measurement outside the validation rows gives the engine's prompt GEMMs (its own
+  // kernels), so that `gpuplan fit` fits their efficiency relative to that curve; the fitted
+  // multiplier (data/fitted.toml, 1: the curve as it is) scales prefill_matmul.
+  bool prefill_matmul_fitted = false;
+  double prefill_matmul_scale = 1;
   double attention_relative = 1;  // fused attention, relative to the GPU table's figure
   // Prompt GEMMs multiply 16-bit operands (dequantised weights included) with 16-bit accumulation:
   // on cards whose FP16-accumulate rate is faster (GeForce) that rate is their peak.

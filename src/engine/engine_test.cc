@@ -96,6 +96,27 @@ TEST(Engines, LlamaCppStreamsEveryWeightFormatAtOneBandwidthInItsOwnBenchmark) {
     EXPECT_EQ(e.decode_bandwidth.lookup("ada", p, 1.0), e.decode_bandwidth.lookup("ada", Precision::fp16, 1.0));
 }
 
+// Its host time per token: issue #7456 (NVIDIA) puts CPU activities at 10-15% of a token of llama2
+// 7B Q4_K_M on A100/H100, and PR #6766 gives that model 163.83 tokens/s on an H100 PCIe.
+TEST(Engines, LlamaCppHostTimePerTokenComesFromItsProfile) {
+  EXPECT_NEAR(engine("llama.cpp").step_overhead_s, 0.125 / 163.83, 0.01e-3);
+}
+
+// Its prompt GEMMs (its own MMQ kernels) are left to the fit: the fitted multiplier scales their
+// share of the GPU's GEMM curve; engines whose GEMMs are cuBLAS's keep the curve.
+TEST(Engines, LlamaCppPromptGemmsRunAtTheirFittedShareOfTheCurve) {
+  Engine e = engine("llama.cpp");
+  ASSERT_TRUE(e.prefill_matmul_fitted);
+  EXPECT_FALSE(engine("vllm").prefill_matmul_fitted);
+  const Gpu g = gpu("rtx-4090");
+  const Efficiency eff = EfficiencyTable::builtin().for_gpu(g);
+  e.prefill_matmul_scale = 1;
+  const double curve = e.prefill_efficiency(eff, g, Precision::q4_0).matmul_max_fraction;
+  e.prefill_matmul_scale = 0.7;
+  EXPECT_NEAR(e.prefill_efficiency(eff, g, Precision::q4_0).matmul_max_fraction, 0.7 * curve, 1e-12);
+  EXPECT_EQ(engine("vllm").prefill_matmul_scale, 1);
+}
+
 // Its quantised mat-vec is latency-bound: on a card with bandwidth to spare per SM (HBM) the weights
 // stream at the fitted rate per SM; on a GeForce card the bandwidth share binds first; 16-bit
 // weights and cards without an SM count keep the share.
@@ -294,7 +315,8 @@ TEST(Engines, LlamaCppLoopedMoeExpertsWithoutCudaGraphsInEarlierBuildsOnly) {
     e.time_scale = 1;
     return estimate_inference(*Presets::builtin().find(model), w, {1, 16, 1}, g, eff, default_cluster(g), e).decode_overhead_s;
   };
-  const Engine now = engine("llama.cpp");
+  Engine now = engine("llama.cpp");
+  now.step_overhead_s = 0;  // its launches alone, without its host time per token
   ASSERT_TRUE(now.has_expert_loop());
   Engine vllm = engine("vllm");
   vllm.moe_call_overhead_s = vllm.mla_decode_overhead_s = 0;  // its launches alone, without its kernel floors

@@ -107,7 +107,7 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
     const std::string where = origin + ": serving";
     if (!s->as_table()) return make_error(where, "must be a table");
     TomlFields f(*s->as_table(), where);
-    if (auto st = f.only_keys({"time_scale", "engine", "quantized_matvec_gbps_per_sm"})) return *st;
+    if (auto st = f.only_keys({"time_scale", "engine", "quantized_matvec_gbps_per_sm", "prefill_matmul_scale"})) return *st;
     auto scale = f.optional_number_between("time_scale", 0.05, 20);
     if (!scale) return scale.error();
     if (*scale) p.serving_time_scale = **scale;
@@ -127,6 +127,15 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
         if (!x || !(*x >= 0.1 && *x <= 1000))
           return make_error(where + ".quantized_matvec_gbps_per_sm." + std::string(id.str()), "must be a number between 0.1 and 1000");
         p.serving_matvec_sm_Bps.emplace(std::string(id.str()), *x * 1e9);
+      }
+    }
+    if (const toml::node* e = s->as_table()->get("prefill_matmul_scale")) {
+      if (!e->as_table()) return make_error(where + ".prefill_matmul_scale", "must be a table of engine id = multiplier");
+      for (const auto& [id, v] : *e->as_table()) {
+        const auto x = v.value<double>();
+        if (!x || !(*x >= 0.1 && *x <= 10))
+          return make_error(where + ".prefill_matmul_scale." + std::string(id.str()), "must be a number between 0.1 and 10");
+        p.serving_prefill_matmul_scale.emplace(std::string(id.str()), *x);
       }
     }
   }
@@ -155,6 +164,10 @@ std::string FittedParameters::to_toml(const std::string& header) const {
   if (!serving_matvec_sm_Bps.empty()) {
     out += "\n[serving.quantized_matvec_gbps_per_sm]\n";
     for (const auto& [id, x] : serving_matvec_sm_Bps) out += fmt::format("\"{}\" = {:.6g}\n", id, x / 1e9);
+  }
+  if (!serving_prefill_matmul_scale.empty()) {
+    out += "\n[serving.prefill_matmul_scale]\n";
+    for (const auto& [id, x] : serving_prefill_matmul_scale) out += fmt::format("\"{}\" = {:.6g}\n", id, x);
   }
   return out;
 }

@@ -73,6 +73,13 @@ class FittedParameters {
     auto it = serving_matvec_sm_Bps.find(engine_id);
     return it != serving_matvec_sm_Bps.end() ? it->second : 0;
   }
+  // The multiplier on an engine's prompt-GEMM efficiency where engines.toml leaves it to the fit
+  // (Engine::prefill_matmul_fitted); absent: 1.
+  std::map<std::string, double> serving_prefill_matmul_scale;
+  double serving_prefill_matmul_scale_for(const std::string& engine_id) const {
+    auto it = serving_prefill_matmul_scale.find(engine_id);
+    return it != serving_prefill_matmul_scale.end() ? it->second : 1;
+  }
 };
 
 }  // namespace gpuplan

@@ -4,7 +4,9 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 
 
 namespace gpuplan {
@@ -307,57 +309,118 @@ ServingScales fit_serving(const ValidationReport& rep, const std::vector<size_t>
   return s;
 }
 
-// ---- Serving: a latency-bound quantised mat-vec's rate per SM ----------------------------------
-// No kernel measurement gives it, so it is fitted: each value of a fixed geometric grid (2 to 60
-// GB/s per SM, 10% apart), and no bound at all, is tried with the time scales refitted at it; the
-// one whose engine rows then have the least absolute log error wins (no bound on a tie). The
-// rows' predictions at each grid value are run once and shared by every fold.
+// ---- Serving: what engines.toml leaves to the fit ----------------------------------------------
+// No kernel measurement gives a latency-bound quantised mat-vec's rate per SM, nor the efficiency
+// of some engines' own prompt GEMMs, so they are fitted on fixed grids: the rate from 2 to 60 GB/s
+// per SM 10% apart, or no bound; the prompt-GEMM multiplier from 0.3 to 1.5 5% apart, 1 (the GPU's
+// curve as it is) tried first. Coordinate descent, two rounds: each knob in turn takes the grid
+// value whose engine rows then have the least absolute log error with the time scales refitted
+// at it (the value tried first on a tie). An engine's rows are run once at each pair of values
+// any fold tries, and shared by every fold.
 std::vector<double> matvec_grid() {
   std::vector<double> g = {0};
   for (double r = 2e9; r <= 60e9; r *= 1.1) g.push_back(r);
   return g;
 }
 
+std::vector<double> prefill_grid() {
+  std::vector<double> g = {1};
+  for (int k = -25; k <= 8; ++k)
+    if (k != 0) g.push_back(std::pow(1.05, k));
+  return g;
+}
+
 struct ServingFit {
   ServingScales scales;
-  std::map<std::string, double> matvec_sm_Bps;  // engine -> bytes/s per SM
+  std::map<std::string, double> matvec_sm_Bps;       // engine -> bytes/s per SM
+  std::map<std::string, double> prefill_matmul_scale;  // engine -> multiplier
   ServingKnobs knobs(const std::string& engine) const {
-    auto it = matvec_sm_Bps.find(engine);
-    return {scales.for_engine(engine), it != matvec_sm_Bps.end() ? it->second : 0};
+    auto m = matvec_sm_Bps.find(engine);
+    auto p = prefill_matmul_scale.find(engine);
+    return {scales.for_engine(engine), m != matvec_sm_Bps.end() ? m->second : 0,
+            p != prefill_matmul_scale.end() ? p->second : 1};
   }
 };
 
-// predictions[c][j]: row j (of the report) predicted at grid value c, time scale 1; only for rows
-// the bound can touch.
-using GridPredictions = std::vector<std::vector<double>>;
+// The serving rows predicted at time scale 1 under each pair of grid values (matvec index,
+// prefill index) an engine's fit asks for, run the first time they are asked for.
+class KnobGridRuns {
+ public:
+  KnobGridRuns(const ValidationReport& rep, const std::vector<size_t>& idx, const std::vector<double>& unscaled)
+      : rep_(rep), idx_(idx), unscaled_(unscaled), matvec_(matvec_grid()), prefill_(prefill_grid()) {}
+  const std::vector<double>& matvec() const { return matvec_; }
+  const std::vector<double>& prefill() const { return prefill_; }
+  // Row j's prediction (index into the report) with engine `e`'s knobs at (m, p).
+  const std::vector<double>& at(const std::string& e, size_t m, size_t p) {
+    auto [it, fresh] = runs_.try_emplace({e, m, p});
+    if (fresh) {
+      it->second = unscaled_;
+      for (size_t j : idx_) {
+        const ValidationRow& r = rep_.rows[j];
+        if (r.engine != e) continue;
+        const bool moved = (r.serving_matvec_bound && matvec_[m] > 0) || (r.serving_prefill_fitted && prefill_[p] != 1);
+        if (moved) it->second[j] = r.serving_at({1, r.serving_matvec_bound ? matvec_[m] : 0, prefill_[p]});
+      }
+    }
+    return it->second;
+  }
+
+ private:
+  const ValidationReport& rep_;
+  const std::vector<size_t>& idx_;
+  const std::vector<double>& unscaled_;
+  std::vector<double> matvec_, prefill_;
+  std::map<std::tuple<std::string, size_t, size_t>, std::vector<double>> runs_;
+};
 
 ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size_t>& idx, const std::vector<double>& unscaled,
-                             const std::vector<double>& grid, const GridPredictions& at_grid) {
-  ServingFit fit;
+                             KnobGridRuns& runs) {
+  std::set<std::string> matvec_engines, prefill_engines;
+  for (size_t j : idx) {
+    if (rep.rows[j].serving_matvec_bound) matvec_engines.insert(rep.rows[j].engine);
+    if (rep.rows[j].serving_prefill_fitted) prefill_engines.insert(rep.rows[j].engine);
+  }
+  std::set<std::string> engines = matvec_engines;
+  engines.insert(prefill_engines.begin(), prefill_engines.end());
   std::vector<double> base = unscaled;
-  std::set<std::string> bound_engines;
-  for (size_t j : idx)
-    if (rep.rows[j].serving_matvec_bound) bound_engines.insert(rep.rows[j].engine);
-  for (const std::string& e : bound_engines) {
-    double best_err = std::numeric_limits<double>::infinity();
-    size_t best = 0;
-    for (size_t c = 0; c < grid.size(); ++c) {
+  ServingFit fit;
+  for (const std::string& e : engines) {
+    auto with_engine_at = [&](size_t m, size_t p) {
       std::vector<double> trial = base;
+      const std::vector<double>& run = runs.at(e, m, p);
       for (size_t j : idx)
-        if (rep.rows[j].serving_matvec_bound && rep.rows[j].engine == e && std::isfinite(at_grid[c][j])) trial[j] = at_grid[c][j];
-      const ServingScales s = fit_serving(rep, idx, trial);
-      const double k = std::log(s.for_engine(e));
+        if (rep.rows[j].engine == e && std::isfinite(run[j])) trial[j] = run[j];
+      return trial;
+    };
+    auto error_at = [&](size_t m, size_t p) {
+      const std::vector<double> trial = with_engine_at(m, p);
+      const double k = std::log(fit_serving(rep, idx, trial).for_engine(e));
       double err = 0;
       for (size_t j : idx)
         if (rep.rows[j].engine == e) err += std::fabs(serving_log_ratio(rep.rows[j], trial[j]) - k);
-      if (err < best_err - 1e-12) {
-        best_err = err;
-        best = c;
+      return err;
+    };
+    size_t m = 0, p = 0;
+    for (int round = 0; round < 2; ++round) {
+      for (auto [knob, size, fitted] : {std::tuple{&m, runs.matvec().size(), matvec_engines.count(e) > 0},
+                                        std::tuple{&p, runs.prefill().size(), prefill_engines.count(e) > 0}}) {
+        if (!fitted) continue;
+        double best = std::numeric_limits<double>::infinity();
+        size_t best_i = *knob;
+        for (size_t i = 0; i < size; ++i) {
+          size_t& k = *knob;
+          const size_t keep = k;
+          k = i;
+          const double err = error_at(m, p);
+          k = keep;
+          if (err < best - 1e-12) best = err, best_i = i;
+        }
+        *knob = best_i;
       }
     }
-    if (grid[best] > 0) fit.matvec_sm_Bps[e] = grid[best];
-    for (size_t j : idx)
-      if (rep.rows[j].serving_matvec_bound && rep.rows[j].engine == e && std::isfinite(at_grid[best][j])) base[j] = at_grid[best][j];
+    if (runs.matvec()[m] > 0) fit.matvec_sm_Bps[e] = runs.matvec()[m];
+    if (runs.prefill()[p] != 1) fit.prefill_matmul_scale[e] = runs.prefill()[p];
+    base = with_engine_at(m, p);
   }
   fit.scales = fit_serving(rep, idx, base);
   return fit;
@@ -370,29 +433,27 @@ void cross_validate_serving(ValidationReport& rep, CrossValidation& cv) {
   if (idx.empty()) return;
   std::vector<double> unscaled(rep.rows.size(), 0);
   for (size_t i : idx) unscaled[i] = rep.rows[i].predicted;  // run under the sourced engine
-  const std::vector<double> grid = matvec_grid();
-  GridPredictions at_grid(grid.size(), std::vector<double>(rep.rows.size(), std::nan("")));
-  for (size_t c = 0; c < grid.size(); ++c)
-    for (size_t i : idx)
-      if (rep.rows[i].serving_matvec_bound) at_grid[c][i] = grid[c] > 0 ? rep.rows[i].serving_at({1, grid[c]}) : unscaled[i];
+  KnobGridRuns runs(rep, idx, unscaled);
   std::vector<std::string> pubs;
   for (size_t i : idx) pubs.push_back(rep.rows[i].publication);
   const std::vector<double> held_out = leave_one_publication_out(pubs, [&](const std::vector<size_t>& train) {
     std::vector<size_t> rows;
     for (size_t j : train) rows.push_back(idx[j]);
-    const ServingFit s = fit_serving_knobs(rep, rows, unscaled, grid, at_grid);
+    const ServingFit s = fit_serving_knobs(rep, rows, unscaled, runs);
     return RowPredictor([s, &rep, &idx](size_t j) {
       const ValidationRow& r = rep.rows[idx[j]];
       return r.serving_at(s.knobs(r.engine));
     });
   });
-  const ServingFit all = fit_serving_knobs(rep, idx, unscaled, grid, at_grid);
+  const ServingFit all = fit_serving_knobs(rep, idx, unscaled, runs);
   std::map<std::string, std::vector<size_t>> by_engine;
   for (size_t j = 0; j < idx.size(); ++j) {
     ValidationRow& r = rep.rows[idx[j]];
     r.cross_validated = held_out[j];
     const ServingKnobs k = all.knobs(r.engine);
-    r.predicted = k.time_scale == 1 && (k.matvec_sm_Bps == 0 || !r.serving_matvec_bound) ? unscaled[idx[j]] : r.serving_at(k);
+    const bool as_sourced = k.time_scale == 1 && (k.matvec_sm_Bps == 0 || !r.serving_matvec_bound) &&
+                            (k.prefill_matmul_scale == 1 || !r.serving_prefill_fitted);
+    r.predicted = as_sourced ? unscaled[idx[j]] : r.serving_at(k);
     by_engine[r.engine].push_back(idx[j]);
   }
   cv.cross_validated["serving"] = score(rep, idx, true);
@@ -404,6 +465,7 @@ void cross_validate_serving(ValidationReport& rep, CrossValidation& cv) {
   cv.fitted.serving_time_scale = all.scales.global;
   cv.fitted.serving_engine_time_scale = all.scales.engines;
   cv.fitted.serving_matvec_sm_Bps = all.matvec_sm_Bps;
+  cv.fitted.serving_prefill_matmul_scale = all.prefill_matmul_scale;
 }
 
 // Bands per stack where a stack has enough rows of the kind, else none (the global one serves).

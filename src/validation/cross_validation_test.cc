@@ -104,6 +104,34 @@ TEST(LeaveOnePublicationOut, ServingFitFindsALatencyBoundMatVecRatePerSm) {
   EXPECT_LT(cv.cross_validated.at("serving").mape, 0.07);
 }
 
+// Serving rows of one engine whose prompt GEMMs run at 0.7 of the GPU's curve and whose times are
+// 1.1x the model's besides: half are prefill (time to first token), half decode. The fit finds the
+// multiplier within its 5% step, and the time scale with it; rows of an engine that leaves its
+// prompt GEMMs to their measured curve keep 1.
+TEST(LeaveOnePublicationOut, ServingFitFindsAnEnginesPromptGemmEfficiency) {
+  ValidationReport rep;
+  for (int i = 0; i < 60; ++i) {
+    const bool prefill = i % 2 == 0;
+    const double base = 0.05 + 0.01 * (i % 7);
+    auto time_at = [prefill, base](const ServingKnobs& k) { return k.time_scale * (prefill ? base / k.prefill_matmul_scale : base); };
+    ValidationRow r;
+    r.kind = "serving";
+    r.engine = i < 40 ? "e" : "other";
+    r.publication = fmt::format("p{}", i % 6);
+    r.metric = prefill ? "ttft_s" : "tpot_s";
+    r.serving_prefill_fitted = r.engine == "e";
+    r.serving_at = time_at;
+    r.predicted = time_at({});
+    r.published = r.engine == "e" ? time_at({1.1, 0, 0.7}) : time_at({1.1, 0, 1});
+    rep.rows.push_back(r);
+  }
+  const CrossValidation cv = cross_validate(rep, 0.12);
+  EXPECT_NEAR(cv.fitted.serving_prefill_matmul_scale_for("e"), 0.7, 0.04);
+  EXPECT_NEAR(cv.fitted.serving_time_scale_for("e"), 1.1, 0.06);
+  EXPECT_EQ(cv.fitted.serving_prefill_matmul_scale_for("other"), 1);
+  EXPECT_LT(cv.cross_validated.at("serving").mape, 0.07);
+}
+
 // Rows whose stack overlaps TP: of the TP time its GEMMs could cover, the runs hide only half;
 // the fit finds that share, and rows without overlap leave it alone.
 TEST(LeaveOnePublicationOut, FitFindsTheShareOfTensorParallelTimeAnOverlapHides) {
@@ -164,6 +192,9 @@ TEST(FittedParameters, ShippedFileIsTheFitOfTheValidationTable) {
   EXPECT_EQ(shipped->serving_matvec_sm_Bps.size(), fresh.serving_matvec_sm_Bps.size());
   for (const auto& [id, r] : fresh.serving_matvec_sm_Bps)
     EXPECT_NEAR(shipped->serving_matvec_sm_Bps_for(id), r, 1e-4 * r) << "serving.quantized_matvec_gbps_per_sm." << id;
+  EXPECT_EQ(shipped->serving_prefill_matmul_scale.size(), fresh.serving_prefill_matmul_scale.size());
+  for (const auto& [id, x] : fresh.serving_prefill_matmul_scale)
+    EXPECT_NEAR(shipped->serving_prefill_matmul_scale_for(id), x, 1e-4 * x) << "serving.prefill_matmul_scale." << id;
   EXPECT_EQ(shipped->stacks.size(), fresh.stacks.size());
   for (const auto& [id, f] : fresh.stacks) same(shipped->for_stack(id), f, "stack." + id);
 }
@@ -178,6 +209,11 @@ TEST(FittedParameters, RejectsOutOfRangeValuesAndUnknownKeys) {
   ASSERT_TRUE(matvec);
   EXPECT_EQ(matvec->serving_matvec_sm_Bps_for("llama.cpp"), 11e9);
   EXPECT_EQ(matvec->serving_matvec_sm_Bps_for("vllm"), 0);
+  EXPECT_FALSE(FittedParameters::from_toml("[serving.prefill_matmul_scale]\n\"llama.cpp\" = 0.01\n", "t"));
+  auto prefill = FittedParameters::from_toml("[serving.prefill_matmul_scale]\n\"llama.cpp\" = 0.7\n", "t");
+  ASSERT_TRUE(prefill);
+  EXPECT_EQ(prefill->serving_prefill_matmul_scale_for("llama.cpp"), 0.7);
+  EXPECT_EQ(prefill->serving_prefill_matmul_scale_for("vllm"), 1);
   auto ok = FittedParameters::from_toml("[global]\ncompute_scale = 1.5\n[stack.hf]\nmemory_scale = 2\n", "t");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->for_stack("hf").compute_scale, 1.5);  // inherited from the global section

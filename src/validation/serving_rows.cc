@@ -39,6 +39,7 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   s.engine = *en;
   s.engine.time_scale = 1;  // the sourced figures; the fit sets its own
   s.engine.quantized_matvec_sm_Bps = 0;
+  s.engine.prefill_matmul_scale = 1;
   auto tp = optional_int(f, "tp", 1), gpus = optional_int(f, "gpus", 1), pp = optional_int(f, "pp", 1);
   auto prompt = optional_int(f, "prompt", 1), output = optional_int(f, "output", 1), conc = optional_int(f, "concurrency", 1);
   for (auto* r : {&tp, &gpus, &pp, &prompt, &output, &conc})
@@ -274,6 +275,7 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
     RowSetup scaled = setup;
     scaled.engine.time_scale = k.time_scale;
     if (scaled.engine.quantized_matvec_latency_bound) scaled.engine.quantized_matvec_sm_Bps = k.matvec_sm_Bps;
+    if (scaled.engine.prefill_matmul_fitted) scaled.engine.prefill_matmul_scale = k.prefill_matmul_scale;
     return load ? simulated(tf, scaled, m, gpu, eff, metric) : estimated(tf, scaled, m, gpu, eff, metric);
   };
   auto v = at(ServingKnobs{});
@@ -282,6 +284,7 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   row.kind = "serving";
   row.serving_rate = metric->find("per_s") != std::string::npos;
   row.serving_matvec_bound = s->engine.matvec_sm_bound_applies(gpu, s->w.precision);
+  row.serving_prefill_fitted = s->engine.prefill_matmul_fitted;
   row.serving_at = [at](const ServingKnobs& k) {
     auto r = at(k);
     return r ? *r : std::nan("");

@@ -38,6 +38,7 @@ struct FitInputs {
 struct ServingKnobs {
   double time_scale = 1;
   double matvec_sm_Bps = 0;
+  double prefill_matmul_scale = 1;  // where the engine leaves its prompt GEMMs to the fit
 };
 
 struct ValidationRow {
@@ -58,10 +59,12 @@ struct ValidationRow {
   FitInputs fit;
   // Serving rows of kind "serving": the prediction with the engine's fitted parameters at `k` (NaN
   // where the model cannot run it), whether the figure is a rate (falls as times grow), and whether
-  // the engine's quantised mat-vec rate per SM can bind on it.
+  // the engine's quantised mat-vec rate per SM can bind on it and its prompt GEMMs' multiplier
+  // is fitted.
   std::function<double(const ServingKnobs& k)> serving_at;
   bool serving_rate = false;
   bool serving_matvec_bound = false;
+  bool serving_prefill_fitted = false;
   double error() const { return (predicted - published) / published; }
   double cv_error() const { return (cross_validated - published) / published; }
   // The published figure in the model's quantity (seconds or bytes).

@@ -121,16 +121,17 @@ TEST(PerformanceValidation, ServingRowsSpanEnginesGpusAndLoadsAndHoldTheirErrorP
   EXPECT_GT(report().unscored.size(), 0u);
   for (const char* e : {"vllm", "sglang", "tensorrt-llm", "llama.cpp", "transformers"})
     std::printf("%-13s MAPE %.1f%%\n", e, report().mape("serving", e) * 100);
-  // In sample today: all 21.6%, vLLM 24.3%, SGLang 22.0% (21.3% before its fused-MoE floor),
-  // TensorRT-LLM 19.5%, llama.cpp 19.6% (21.8% before its quantised mat-vec streamed at a fitted
-  // rate per SM on HBM cards and at the 16-bit share elsewhere).
-  EXPECT_LE(report().mape("serving"), 0.222);
-  EXPECT_LE(report().mape("serving", "llama.cpp"), 0.20);
+  // In sample today: all 20.5%, vLLM 24.3%, SGLang 22.0% (21.3% before its fused-MoE floor),
+  // TensorRT-LLM 19.5%, llama.cpp 16.3% (21.8% before its quantised mat-vec streamed at a fitted
+  // rate per SM on HBM cards, its prompt GEMMs at a fitted share of the GPU's curve and its host
+  // time per token was counted).
+  EXPECT_LE(report().mape("serving"), 0.21);
+  EXPECT_LE(report().mape("serving", "llama.cpp"), 0.17);
   EXPECT_LE(report().mape("serving", "tensorrt-llm"), 0.205);
   EXPECT_LE(report().mape("serving", "vllm"), 0.255);
   EXPECT_LE(report().mape("serving", "sglang"), 0.23);
   ASSERT_TRUE(table().cv.cross_validated.count("serving"));
-  EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.24);  // leave one publication out: 23.5% today
+  EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.23);  // leave one publication out: 22.2% today
 }
 
 // A row gpuplan would refuse on the command line, and a row whose published figure beats the GPU's
