@@ -479,8 +479,9 @@ TEST(Engines, AttentionDataParallelismCachesEachRequestOnceWithEveryHead) {
   EXPECT_LT(dp.kv_capacity_tokens, 2 * tp.kv_capacity_tokens);
   // One request lives on one GPU: its decode reads its cache there, with every head.
   const Efficiency e = eff;
-  const double one_tp = estimate_inference(m, w, {8000, 2, 1}, g, e, default_cluster(g), trt).decode_kv_read_s;
-  const double one_dp = estimate_inference(m, adp, {8000, 2, 1}, g, e, default_cluster(g), trt).decode_kv_read_s;
+  // (A long context, so that the reads, not a small kernel's fixed time, set the step.)
+  const double one_tp = estimate_inference(m, w, {30000, 2, 1}, g, e, default_cluster(g), trt).decode_kv_read_s;
+  const double one_dp = estimate_inference(m, adp, {30000, 2, 1}, g, e, default_cluster(g), trt).decode_kv_read_s;
   EXPECT_NEAR(one_dp / one_tp, 4.0, 0.5);  // 4 heads on one GPU where TP held one head a GPU
 
   Workload sg = w;

@@ -41,6 +41,7 @@ constexpr EfficiencyKey kEfficiencyKeys[] = {
     {"ring_step_latency_network_s", &Efficiency::ring_step_latency_network_s, 1, 0, 1e-1},
     {"moe_load_imbalance", &Efficiency::moe_load_imbalance, 1, 1, 16},
     {"alltoall_fraction", &Efficiency::alltoall_fraction, 1, 0.01, 1.0},
+    {"matmul_size_curve_reference_tflops", &Efficiency::matmul_size_curve_reference_flops, 1e12, 0, 1e5},
 };
 
 Status check_section(const toml::table& t, const std::string& where) {

@@ -51,8 +51,11 @@ struct Efficiency {
   // All-to-all (expert dispatch and combine) bus bandwidth, as a share of the link's collective
   // bus bandwidth.
   double alltoall_fraction = 1.0;
-  // (GFLOP, relative efficiency) points, ascending in GFLOP.
+  // (GFLOP, relative efficiency) points, ascending in GFLOP, as measured on a GPU whose dense
+  // 16-bit tensor peak is matmul_size_curve_reference_flops: on another GPU a GEMM is read at the
+  // size that takes as long there (0: read every GPU's GEMMs at their own size).
   std::vector<std::pair<double, double>> matmul_size_curve;
+  double matmul_size_curve_reference_flops = 0;
   // What `gpuplan fit` fitted on the validation rows (data/fitted.toml); training estimates apply it.
   TrainingFit fit;
 

@@ -13,6 +13,19 @@ double op_peak_flops(const Gpu& gpu, OpKind kind, Precision p) {
   return peak;
 }
 
+namespace {
+
+// The size at which the curve reads a 16-bit GEMM of `flops` on a GPU of 16-bit tensor peak
+// `peak16`: the GEMM that takes as long on the GPU the curve was measured on. A card with three
+// times the peak needs three times the work to fill it as well (the same rule as for FP32 GEMMs
+// above, across cards).
+double curve_flops(double flops, double peak16, const Efficiency& eff) {
+  if (!(eff.matmul_size_curve_reference_flops > 0) || !(peak16 > 0)) return flops;
+  return flops * eff.matmul_size_curve_reference_flops / peak16;
+}
+
+}  // namespace
+
 OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p) {
   OpTime t;
   const double peak = op_peak_flops(gpu, op.kind, p);
@@ -25,13 +38,15 @@ OpTime time_op(const Op& op, const Gpu& gpu, const Efficiency& eff, Precision p)
       const Precision unit = gpu.gemm_precision(p);
       const double peak16 = op_peak_flops(gpu, OpKind::matmul, Precision::bf16);
       const bool simt = unit == Precision::fp32 && peak > 0 && peak16 > peak;
-      frac = eff.matmul_fraction(simt ? op.flops * peak16 / peak : op.flops, unit);
+      frac = eff.matmul_fraction(curve_flops(simt ? op.flops * peak16 / peak : op.flops, peak16, eff), unit);
       break;
     }
     // Fused attention has its own ceiling (efficiency.toml attention_fraction), with the same
     // size dependence as GEMMs.
     case OpKind::attention:
-      frac = eff.attention_fraction * eff.matmul_fraction(op.flops) / eff.matmul_max_fraction;
+      frac = eff.attention_fraction *
+             eff.matmul_fraction(curve_flops(op.flops, op_peak_flops(gpu, OpKind::matmul, Precision::bf16), eff)) /
+             eff.matmul_max_fraction;
       break;
     case OpKind::vector: frac = 0.5; break;
   }

@@ -279,6 +279,22 @@ TEST(StepCost, AttentionPerPairIsMeasuredOnAWholePrompt) {
   EXPECT_DOUBLE_EQ(chunked.attention_s_per_pair, plain.attention_s_per_pair);
 }
 
+// What a cached token adds to a decode step is its share of the cache reads: the bytes of its keys
+// and values at the card's streaming rate, not less. Measured between two long contexts; against an
+// empty cache the attention's fixed time at one token would be taken off the cache's cost.
+TEST(StepCost, CachedTokenCostsItsKeysAndValuesAtTheStreamingRate) {
+  Fixture f;
+  f.gpu = *Catalog::builtin().find("h200-sxm");
+  f.eff = EfficiencyTable::builtin().for_gpu(f.gpu);
+  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  f.w.precision = Precision::fp8;
+  f.w.kv_precision = Precision::fp8;
+  const StepCost c = step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), trt);
+  const double bytes = static_cast<double>(f.m.layers * f.m.kv_cache_elements_per_layer());  // one byte each in FP8
+  const double stream = bytes / (f.gpu.memory_bw_Bps * f.eff.memory_max_fraction) * trt.time_scale;
+  EXPECT_NEAR(c.kv_read_s_per_token / stream, 1.0, 0.05);
+}
+
 // llama-server fills a logical batch of n_batch = 2,048 tokens but runs it as forwards of
 // n_ubatch = 512, each reading every weight: the simulation steps through those.
 TEST(StepCost, LlamaCppStepsThroughItsPhysicalBatches) {

@@ -39,9 +39,12 @@ StepCost step_cost(const ModelSpec& m, const Workload& w, const Gpu& gpu, const 
   };
   // A decode step of N one-token sequences with nothing cached is the forward over N tokens.
   for (int64_t n = 1; n <= (int64_t{1} << 15); n *= 2) c.forward_s.emplace_back(static_cast<double>(n), run(1, 2, n).tpot_s);
-  // One sequence with a long context: what each cached token adds to a decode step.
+  // One sequence with a long context: what each cached token adds to a decode step, as the slope
+  // between two long contexts (against an empty cache, the attention's fixed cost at a few tokens
+  // would count against the cache).
   constexpr int64_t kLong = 4096;
-  c.kv_read_s_per_token = std::max(0.0, (run(kLong, 2, 1).tpot_s - run(1, 2, 1).tpot_s) / static_cast<double>(kLong));
+  c.kv_read_s_per_token =
+      std::max(0.0, (run(2 * kLong, 2, 1).tpot_s - run(kLong, 2, 1).tpot_s) / static_cast<double>(kLong));
   // A long prefill beyond the forward over its tokens is its causal attention, N^2 / 2 pairs.
   c.request_overhead_s = engine.request_overhead_s * engine.time_scale;
   constexpr double kPrompt = 8192;
