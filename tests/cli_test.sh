@@ -164,6 +164,8 @@ tp_args="train --model llama-3.1-70b --gpu h100-sxm --gpus 8 --tp 8 --stack torc
 json_has train_tp_overlap_on "d['breakdown']['tp_comm_s'] < 0.5 * json.load(open('$tmp/tp_off.json'))['breakdown']['tp_comm_s']" -- $tp_args --tp-overlap on
 # `gpuplan stacks` lists the kernel ids --attention-kernel takes, with their shares.
 if "$bin" stacks | grep -qE '^  flash-triton .*hopper 0\.163'; then pass=$((pass + 1)); else echo "FAIL stacks_lists_attention_kernels"; fail=$((fail + 1)); fi
+if "$bin" stacks | grep -qE '^  fa1 .*ampere 0\.4,'; then pass=$((pass + 1)); else echo "FAIL stacks_lists_fa1"; fail=$((fail + 1)); fi
+json_has train_names_fa1 "d['attention_kernel'] == 'fa1'" -- train --model gpt2 --gpu a100-80gb-sxm --gpus 8 --stack deepspeed --attention-kernel fa1 --json
 json_has train_names_attention_kernel "d['attention_kernel'] == 'flash-triton'" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --stack torchtitan --attention-kernel flash-triton --json
 check loss_chunk_without_a_chunking_loss 2 "--loss-chunk-tokens: applies to --loss chunked or fused" -- train --model llama-3.1-8b --gpu h100-sxm --stack megatron --loss-chunk-tokens 1024
 check fp8_without_recipe 2 "stack 'deepspeed' has no FP8 recipe" -- train --model llama-3.1-8b --gpu h100-sxm --precision fp8 --stack deepspeed

@@ -62,7 +62,7 @@ void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
                  "tokens per loss chunk with --loss chunked or fused (default: 8 chunks; fused: Liger's sizing)");
   sub.add_option("--fp8-recipe", f.fp8_recipe, "with --precision fp8: delayed, tensorwise, rowwise, blockwise or mxfp8 (default: the stack's first)");
   sub.add_option("--attention-kernel", f.attention_kernel,
-                 "the attention kernel the run uses: fa2, fa3, cudnn or flash-triton (default: the stack's for the GPU; `gpuplan stacks`)");
+                 "the attention kernel the run uses: fa1, fa2, fa3, cudnn or flash-triton (default: the stack's for the GPU; `gpuplan stacks`)");
   sub.add_option("--tp-overlap", f.tp_overlap,
                  "on or off: tensor-parallel collectives overlapped with the neighbouring GEMMs (Megatron/TE userbuffers, "
                  "torchtitan async TP) (default: the stack's)");

@@ -39,6 +39,18 @@ TEST(Stacks, AttentionKernelFollowsTheStackAndArchitecture) {
   EXPECT_NEAR(EfficiencyTable::builtin().for_gpu(h100, megatron).attention_fraction, megatron.attention_fraction("hopper"), 1e-9);
 }
 
+// FlashAttention-2 abstract: flash-attn 1.x reaches "only 25-40%" of an A100's peak; gpuplan takes
+// the top, as it takes the top of FA2's own range, and keeps FA2's ratio on a Hopper card.
+TEST(Stacks, FlashAttentionOneTakesTheTopOfItsPublishedRange) {
+  const StackCatalog& c = StackCatalog::builtin();
+  auto fa1 = c.with_attention_kernel(*c.find("deepspeed"), "fa1", "attention_kernel");
+  ASSERT_TRUE(fa1.ok());
+  EXPECT_DOUBLE_EQ(fa1->attention_fraction("ampere"), 0.40);
+  const double fa2_ampere = c.find("torchtitan")->attention_fraction("ampere");
+  const double fa2_hopper = c.find("torchtitan")->attention_fraction("hopper");
+  EXPECT_NEAR(fa1->attention_fraction("hopper"), 0.40 / fa2_ampere * fa2_hopper, 1e-3);
+}
+
 // FlashAttention-2 abstract: FA2 is about 2x FlashAttention-1, whose Triton port llm-foundry ran
 // until March 2024. Overriding a stack's kernel applies on every architecture; FA3 is Hopper only.
 TEST(Stacks, AttentionKernelOverrideReplacesTheStacksKernel) {
