@@ -111,33 +111,24 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
     auto scale = f.optional_number_between("time_scale", 0.05, 20);
     if (!scale) return scale.error();
     if (*scale) p.serving_time_scale = **scale;
-    auto in_range = [](double v) { return v >= 0.05 && v <= 20; };
-    if (const toml::node* e = s->as_table()->get("engine")) {
-      if (!e->as_table()) return make_error(where + ".engine", "must be a table of engine id = time scale");
+    // A table of engine id = number within [lo, hi], stored times `unit`.
+    auto engine_table = [&](const char* key, const char* what, double lo, double hi, double unit,
+                            std::map<std::string, double>& out) -> Status {
+      const toml::node* e = s->as_table()->get(key);
+      if (!e) return std::nullopt;
+      const std::string at = where + "." + key;
+      if (!e->as_table()) return make_error(at, std::string("must be a table of engine id = ") + what);
       for (const auto& [id, v] : *e->as_table()) {
         const auto x = v.value<double>();
-        if (!x || !in_range(*x)) return make_error(where + ".engine." + std::string(id.str()), "must be a number between 0.05 and 20");
-        p.serving_engine_time_scale.emplace(std::string(id.str()), *x);
+        if (!x || !(*x >= lo && *x <= hi))
+          return make_error(at + "." + std::string(id.str()), fmt::format("must be a number between {:g} and {:g}", lo, hi));
+        out.emplace(std::string(id.str()), *x * unit);
       }
-    }
-    if (const toml::node* e = s->as_table()->get("quantized_matvec_gbps_per_sm")) {
-      if (!e->as_table()) return make_error(where + ".quantized_matvec_gbps_per_sm", "must be a table of engine id = GB/s per SM");
-      for (const auto& [id, v] : *e->as_table()) {
-        const auto x = v.value<double>();
-        if (!x || !(*x >= 0.1 && *x <= 1000))
-          return make_error(where + ".quantized_matvec_gbps_per_sm." + std::string(id.str()), "must be a number between 0.1 and 1000");
-        p.serving_matvec_sm_Bps.emplace(std::string(id.str()), *x * 1e9);
-      }
-    }
-    if (const toml::node* e = s->as_table()->get("prefill_matmul_scale")) {
-      if (!e->as_table()) return make_error(where + ".prefill_matmul_scale", "must be a table of engine id = multiplier");
-      for (const auto& [id, v] : *e->as_table()) {
-        const auto x = v.value<double>();
-        if (!x || !(*x >= 0.1 && *x <= 10))
-          return make_error(where + ".prefill_matmul_scale." + std::string(id.str()), "must be a number between 0.1 and 10");
-        p.serving_prefill_matmul_scale.emplace(std::string(id.str()), *x);
-      }
-    }
+      return std::nullopt;
+    };
+    if (auto st = engine_table("engine", "time scale", 0.05, 20, 1, p.serving_engine_time_scale)) return *st;
+    if (auto st = engine_table("quantized_matvec_gbps_per_sm", "GB/s per SM", 0.1, 1000, 1e9, p.serving_matvec_sm_Bps)) return *st;
+    if (auto st = engine_table("prefill_matmul_scale", "multiplier", 0.1, 10, 1, p.serving_prefill_matmul_scale)) return *st;
   }
   return p;
 }

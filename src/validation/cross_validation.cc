@@ -400,23 +400,18 @@ ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size
         if (rep.rows[j].engine == e) err += std::fabs(serving_log_ratio(rep.rows[j], trial[j]) - k);
       return err;
     };
+    // The grid index whose error is least (the first on a tie).
+    auto best_of = [](size_t count, const auto& error_with) {
+      size_t best = 0;
+      double least = std::numeric_limits<double>::infinity();
+      for (size_t i = 0; i < count; ++i)
+        if (const double err = error_with(i); err < least - 1e-12) least = err, best = i;
+      return best;
+    };
     size_t m = 0, p = 0;
     for (int round = 0; round < 2; ++round) {
-      for (auto [knob, size, fitted] : {std::tuple{&m, runs.matvec().size(), matvec_engines.count(e) > 0},
-                                        std::tuple{&p, runs.prefill().size(), prefill_engines.count(e) > 0}}) {
-        if (!fitted) continue;
-        double best = std::numeric_limits<double>::infinity();
-        size_t best_i = *knob;
-        for (size_t i = 0; i < size; ++i) {
-          size_t& k = *knob;
-          const size_t keep = k;
-          k = i;
-          const double err = error_at(m, p);
-          k = keep;
-          if (err < best - 1e-12) best = err, best_i = i;
-        }
-        *knob = best_i;
-      }
+      if (matvec_engines.count(e)) m = best_of(runs.matvec().size(), [&](size_t i) { return error_at(i, p); });
+      if (prefill_engines.count(e)) p = best_of(runs.prefill().size(), [&](size_t i) { return error_at(m, i); });
     }
     if (runs.matvec()[m] > 0) fit.matvec_sm_Bps[e] = runs.matvec()[m];
     if (runs.prefill()[p] != 1) fit.prefill_matmul_scale[e] = runs.prefill()[p];
