@@ -375,10 +375,11 @@ int run_infer(Context& ctx, InferFlags f) {
                               {"memory per GPU", mem.nvidia_smi(), kMaxBytes}},
                              "--model"))
     return fail(*s);
-  // Where the engine's latency-bound quantised mat-vec, not the card's bandwidth, sets the weight stream.
-  const double matvec_Bps = gpu.sm_count * engine->quantized_matvec_sm_Bps;
-  const bool matvec_bound = engine->quantized_matvec_sm_Bps > 0 && engine->matvec_sm_bound_applies(gpu, w.precision) &&
-                            matvec_Bps < gpu.memory_bw_Bps * eff.memory_max_fraction * engine->decode_bandwidth.lookup(gpu.architecture, w.precision, 1.0);
+  // Where the engine's latency-bound quantised mat-vec, not the card's bandwidth, sets the weight
+  // stream: decode_efficiency then took the limit itself as the streaming share.
+  const double matvec_Bps = engine->matvec_stream_limit_Bps(gpu, w.precision);
+  const bool matvec_bound =
+      matvec_Bps > 0 && engine->decode_efficiency(eff, gpu, w.precision).memory_max_fraction == matvec_Bps / gpu.memory_bw_Bps;
   if (f.json) {
     nlohmann::json j = {{"schema_version", 1},
                         {"model", m.id},

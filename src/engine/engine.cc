@@ -38,13 +38,17 @@ bool Engine::matvec_sm_bound_applies(const Gpu& gpu, Precision p) const {
   return quantized_matvec_latency_bound && gpu.sm_count > 0 && format_class(p) != "16bit";
 }
 
+double Engine::matvec_stream_limit_Bps(const Gpu& gpu, Precision p) const {
+  return quantized_matvec_sm_Bps > 0 && matvec_sm_bound_applies(gpu, p) ? gpu.sm_count * quantized_matvec_sm_Bps : 0;
+}
+
 Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe) const {
   Efficiency e = gpu_eff;
   e.memory_max_fraction = gpu_eff.memory_max_fraction * decode_bandwidth.lookup(gpu.architecture, p, 1.0);
   if (scalar_f16_matvec && format_class(p) == "16bit" && gpu.memory_type.find("HBM") != std::string::npos)
     e.memory_max_fraction /= scalar_f16_matvec_hbm_slowdown;
-  if (quantized_matvec_sm_Bps > 0 && matvec_sm_bound_applies(gpu, p))
-    e.memory_max_fraction = std::min(e.memory_max_fraction, gpu.sm_count * quantized_matvec_sm_Bps / gpu.memory_bw_Bps);
+  if (const double limit = matvec_stream_limit_Bps(gpu, p); limit > 0)
+    e.memory_max_fraction = std::min(e.memory_max_fraction, limit / gpu.memory_bw_Bps);
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   if (cuda_graphs && (moe_cuda_graphs || !moe)) e.kernel_overhead_s = graph_kernel_overhead_s;
   return e;

@@ -94,6 +94,9 @@ struct Engine {
   double quantized_matvec_sm_Bps = 0;
   // Whether that rate can bind for `p` weights on `gpu` (a quantised format, a card with an SM count).
   bool matvec_sm_bound_applies(const Gpu& gpu, Precision p) const;
+  // The bytes/s that rate allows `p` weights on `gpu` (0: no bound); decode_efficiency streams at
+  // the lower of it and the bandwidth share.
+  double matvec_stream_limit_Bps(const Gpu& gpu, Precision p) const;
 
   // Scheduling
   bool continuous_batching = true;  // false: a batch runs to its longest request before the next starts

@@ -342,6 +342,11 @@ struct ServingFit {
   }
 };
 
+// Whether `k` changes row `r`'s prediction from the one under the sourced engine.
+bool moves(const ValidationRow& r, const ServingKnobs& k) {
+  return k.time_scale != 1 || (r.serving_matvec_bound && k.matvec_sm_Bps > 0) || (r.serving_prefill_fitted && k.prefill_matmul_scale != 1);
+}
+
 // The serving rows predicted at time scale 1 under each pair of grid values (matvec index,
 // prefill index) an engine's fit asks for, run the first time they are asked for.
 class KnobGridRuns {
@@ -358,8 +363,8 @@ class KnobGridRuns {
       for (size_t j : idx_) {
         const ValidationRow& r = rep_.rows[j];
         if (r.engine != e) continue;
-        const bool moved = (r.serving_matvec_bound && matvec_[m] > 0) || (r.serving_prefill_fitted && prefill_[p] != 1);
-        if (moved) it->second[j] = r.serving_at({1, r.serving_matvec_bound ? matvec_[m] : 0, prefill_[p]});
+        const ServingKnobs k{1, matvec_[m], prefill_[p]};
+        if (moves(r, k)) it->second[j] = r.serving_at(k);
       }
     }
     return it->second;
@@ -446,9 +451,7 @@ void cross_validate_serving(ValidationReport& rep, CrossValidation& cv) {
     ValidationRow& r = rep.rows[idx[j]];
     r.cross_validated = held_out[j];
     const ServingKnobs k = all.knobs(r.engine);
-    const bool as_sourced = k.time_scale == 1 && (k.matvec_sm_Bps == 0 || !r.serving_matvec_bound) &&
-                            (k.prefill_matmul_scale == 1 || !r.serving_prefill_fitted);
-    r.predicted = as_sourced ? unscaled[idx[j]] : r.serving_at(k);
+    r.predicted = moves(r, k) ? r.serving_at(k) : unscaled[idx[j]];
     by_engine[r.engine].push_back(idx[j]);
   }
   cv.cross_validated["serving"] = score(rep, idx, true);
