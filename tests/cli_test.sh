@@ -206,6 +206,9 @@ check ep_not_dividing 2 "--ep: 3 must divide" -- memory --model mixtral-8x7b --g
 check ep_on_dense 2 "--ep: expert parallelism needs a mixture-of-experts model" -- memory --model llama-3.1-8b --gpus 2 --ep 2
 check fp4_training_refused 2 "--precision: nvfp4 is a weight format" -- train --model llama-3.1-8b --gpu b200 --precision nvfp4
 json_has gguf_name_precision "d['workload']['precision'] == 'q4_k_m'" -- memory --model qwen3-30b-a3b --task infer --precision Q4_K_M --json
+json_has node_network_catalog "[g['node_network_gbps'] for g in d if g['id'] in ('a100-80gb-sxm', 'b300')] == [200, 800] or sorted(g['node_network_gbps'] for g in d if g['id'] in ('a100-80gb-sxm', 'b300')) == [200, 800]" -- gpus --json --tier datacenter
+json_has train_names_node_network "d['network_gbps_per_gpu'] == 200 and 'a100-80gb-sxm ships in' in d['network_origin'] and d['links']['dp'] == 'network'" -- train --model llama-2-7b --gpu a100-80gb-sxm --gpus 64 --zero 3 --json
+json_has train_network_flag_wins "d['network_gbps_per_gpu'] == 100 and d['network_origin'] == '--network-gbps'" -- train --model llama-2-7b --gpu a100-80gb-sxm --gpus 64 --zero 3 --network-gbps 100 --json
 json_has nvl72_domain "any(g['id'] == 'gb200' and g['nvlink_domain_gpus'] == 72 for g in d)" -- gpus --json --min-memory 180 --tier datacenter
 
 # Serving engines, load simulation and autoscaling (issue 11).

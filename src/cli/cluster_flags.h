@@ -23,5 +23,7 @@ struct ClusterFlags {
 void add_cluster_flags(CLI::App& sub, ClusterFlags& c);
 // `gpu`'s default cluster with the flags applied; errors name the flag.
 Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu);
+// Where the network between nodes came from, for outputs to name what they assumed.
+std::string network_origin(const ClusterFlags& f, const Gpu& gpu);
 
 }  // namespace gpuplan::cli

@@ -62,7 +62,8 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
                             "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
                             "fp16_acc16_tflops", "tdp_w", "interconnect", "interconnect_gbps",
                             "pcie_gen", "launch_year", "confidence", "source", "source_date",
-                            "notes", "nvlink_domain_gpus", "sm_count", "sm_count_source"}))
+                            "notes", "nvlink_domain_gpus", "sm_count", "sm_count_source", "node_network_gbps",
+                            "node_network_source"}))
     return *s;
   Gpu g;
   for (auto [key, out] : {std::pair{"id", &g.id}, std::pair{"vendor", &g.vendor}, std::pair{"name", &g.name},
@@ -92,7 +93,7 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
     double scale;
     bool required;
   };
-  double memory_gb = 0, bw_gbps = 0, ic_gbps = 0, pcie = 0, year = 0, domain = 0, sms = 0;
+  double memory_gb = 0, bw_gbps = 0, ic_gbps = 0, pcie = 0, year = 0, domain = 0, sms = 0, nic_gbps = 0;
   const Num nums[] = {
       {"memory_gb", &memory_gb, 1, true},
       {"memory_bandwidth_gbps", &bw_gbps, 1, true},
@@ -111,6 +112,7 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
       {"launch_year", &year, 1, false},
       {"nvlink_domain_gpus", &domain, 1, false},
       {"sm_count", &sms, 1, false},
+      {"node_network_gbps", &nic_gbps, 1, false},
   };
   for (const auto& n : nums) {
     auto r = f.optional_number(n.key);
@@ -137,6 +139,12 @@ Result<Gpu> parse_gpu(const toml::table& t, const std::string& where) {
   auto sm_source = f.optional_string("sm_count_source");
   if (!sm_source) return sm_source.error();
   if (g.sm_count > 0 && !*sm_source) return make_error(f.field("sm_count_source"), "must cite where the SM count comes from");
+  if (nic_gbps > 10000) return make_error(f.field("node_network_gbps"), "must be at most 10000 Gb/s a GPU");
+  g.node_network_bps = nic_gbps * 1e9;
+  auto nic_source = f.optional_string("node_network_source");
+  if (!nic_source) return nic_source.error();
+  if (g.node_network_bps > 0 && !*nic_source)
+    return make_error(f.field("node_network_source"), "must cite the reference node's NICs");
   if (g.fp16_flops <= 0 && g.bf16_flops <= 0)
     return make_error(f.field("fp16_tflops"), "a GPU needs at least an fp16 or bf16 tensor rate");
   return g;

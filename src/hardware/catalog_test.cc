@@ -82,6 +82,26 @@ TEST(Catalog, NvidiaPartsCarryTheirSmCountWithItsSource) {
   EXPECT_EQ(ok->find("x")->sm_count, 40);
 }
 
+// The scale-out NIC per GPU of the node a part ships in, with the datasheet that says so.
+TEST(Catalog, ServerPartsCarryTheirNodesNetworkWithItsSource) {
+  for (const char* id : {"v100-32gb", "a100-80gb-sxm", "a100-40gb-sxm", "h100-sxm", "h200-sxm", "b200", "b300", "gb200", "gb300"}) {
+    const auto g = Catalog::builtin().find(id);
+    ASSERT_TRUE(g) << id;
+    EXPECT_GT(g->node_network_bps, 0) << id;
+  }
+  EXPECT_DOUBLE_EQ(Catalog::builtin().find("a100-80gb-sxm")->node_network_bps, 200e9);
+  EXPECT_DOUBLE_EQ(Catalog::builtin().find("b300")->node_network_bps, 800e9);
+  const std::string base =
+      "[[gpu]]\nid='x'\nvendor='v'\nname='n'\ntier='datacenter'\narchitecture='hopper'\nsource='s'\n"
+      "source_date='d'\nmemory_gb=80\nmemory_bandwidth_gbps=3350\nfp16_tflops=989\ntdp_w=700\n";
+  EXPECT_FALSE(Catalog::from_toml(base + "node_network_gbps = 400\n", "mine.toml"));  // no source
+  EXPECT_FALSE(Catalog::from_toml(base + "node_network_gbps = -400\nnode_network_source = 's'\n", "mine.toml"));
+  EXPECT_FALSE(Catalog::from_toml(base + "node_network_gbps = 1e9\nnode_network_source = 's'\n", "mine.toml"));
+  auto ok = Catalog::from_toml(base + "node_network_gbps = 400\nnode_network_source = 's'\n", "mine.toml");
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  EXPECT_DOUBLE_EQ(ok->find("x")->node_network_bps, 400e9);
+}
+
 TEST(Catalog, RejectsUnknownKeysSoTyposSurface) {
   auto r = Catalog::from_toml(
       "[[gpu]]\nid='x'\nvendor='v'\nname='n'\ntier='consumer'\narchitecture='ada'\nsource='s'\n"

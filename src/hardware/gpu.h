@@ -35,6 +35,9 @@ struct Gpu {
   // Streaming multiprocessors enabled on the product (NVIDIA); 0 where the catalog has none. Kernels
   // that keep few bytes in flight stream at a rate per SM, not at the card's bandwidth.
   int sm_count = 0;
+  // Scale-out NIC line rate per GPU in the part's reference node (DGX/HGX, NVL72 tray), bits/s; 0
+  // where the catalog has none. A plan that names no network runs over the node the part ships in.
+  double node_network_bps = 0;
   std::string confidence, source, source_date, notes;
 
   // Peak dense throughput for matmuls in precision p, FLOP/s; 0 if unsupported.

@@ -7,6 +7,7 @@ namespace gpuplan {
 Cluster default_cluster(const Gpu& gpu) {
   Cluster c;
   if (gpu.nvlink_domain_gpus > 0) c.gpus_per_node = gpu.nvlink_domain_gpus;
+  if (gpu.node_network_bps > 0) c.network_Bps = gpu.node_network_bps / 8;
   if (gpu.tier != Tier::datacenter || !gpu.has_nvlink()) {
     if (gpu.tier != Tier::datacenter) {
       c.gpus_per_node = 4;

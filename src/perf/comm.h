@@ -19,9 +19,10 @@ struct Cluster {
   bool nvlink = true;
 };
 
-// Default cluster for a GPU: 8 GPUs a node and a 400 Gb/s NIC per GPU for datacenter parts (or the
-// part's NVLink domain, 72 GPUs for GB200/GB300 NVL72); for workstation and consumer cards, 4 a
-// box and 25 Gb/s Ethernet between boxes.
+// Default cluster for a GPU: 8 GPUs a node (or the part's NVLink domain, 72 GPUs for GB200/GB300
+// NVL72) and the NICs of the node the part ships in (gpus.toml node_network_gbps: 200 Gb/s a GPU
+// in a DGX A100, 800 in a GB300 tray), else 400 Gb/s; for workstation and consumer cards, 4 a box
+// and 25 Gb/s Ethernet between boxes.
 Cluster default_cluster(const Gpu& gpu);
 
 enum class Collective { all_reduce, reduce_scatter, all_gather, p2p, all_to_all };

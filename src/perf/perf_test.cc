@@ -248,7 +248,10 @@ TEST(Training, FsdpPaysARingLatencyPerLayerThatGrowsWithTheGroup) {
   const Gpu g = gpu("a100-80gb-sxm");
   const Stack torchtitan = *StackCatalog::builtin().find("torchtitan");
   const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, torchtitan);
-  const Cluster c = default_cluster(g);
+  // A 400 Gb/s NIC a GPU, where the rings' bandwidth terms of 64 and 1,536 ranks (their (n-1)/n
+  // shares) differ by under 5% of the latency this test measures.
+  Cluster c = default_cluster(g);
+  c.network_Bps = 400e9 / 8;
   const auto total = [&](int64_t dp) {
     w.par.dp = dp;
     return estimate_training(m, w, g, e, torchtitan, c, {}).breakdown.dp_comm_total_s;
@@ -629,6 +632,26 @@ TEST(Comm, AGroupThatDoesNotFillTheDomainEvenlyStillGoesHierarchical) {
                           collective_time(Collective::all_gather, bytes / 32, 2, outer) + ring_latency(64, 2, g, e, c);
   EXPECT_DOUBLE_EQ(split, expected);
   EXPECT_LT(split, flat / 4);
+}
+
+// A plan that names no network runs over the NICs of the node the part ships in: a DGX A100 has a
+// 200 Gb/s ConnectX-6 per GPU, a GB300 tray an 800 Gb/s ConnectX-8, a DGX-2 eight 100 Gb/s NICs for
+// 16 V100s (data/gpus.toml node_network_gbps); a part with no reference node keeps 400 Gb/s, and
+// workstation cards 25 Gb/s Ethernet between boxes.
+TEST(Comm, DefaultClusterRunsOverTheNicsOfTheNodeThePartShipsIn) {
+  EXPECT_DOUBLE_EQ(default_cluster(gpu("a100-80gb-sxm")).network_Bps, 200e9 / 8);
+  EXPECT_DOUBLE_EQ(default_cluster(gpu("gb300")).network_Bps, 800e9 / 8);
+  EXPECT_DOUBLE_EQ(default_cluster(gpu("v100-32gb")).network_Bps, 50e9 / 8);
+  EXPECT_DOUBLE_EQ(default_cluster(gpu("h100-pcie")).network_Bps, 400e9 / 8);
+  EXPECT_DOUBLE_EQ(default_cluster(gpu("rtx-4090")).network_Bps, 25e9 / 8);
+  // The slower NIC costs a DP gradient all-reduce across nodes its bandwidth share.
+  const Gpu a100 = gpu("a100-80gb-sxm");
+  const Efficiency e = eff(a100);
+  Cluster fast = default_cluster(a100);
+  fast.network_Bps = 400e9 / 8;
+  const double own = group_collective_time(Collective::all_reduce, 10e9, 64, 8, a100, e, default_cluster(a100));
+  const double twice = group_collective_time(Collective::all_reduce, 10e9, 64, 8, a100, e, fast);
+  EXPECT_GT(own, 1.8 * twice);
 }
 
 // NCCL's tuning model (src/graph/tuning.cc, Ring/Simple): 8.4 us, then 3.4 us a step on NVLink and

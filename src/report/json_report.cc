@@ -19,6 +19,7 @@ json to_json(const Gpu& g) {
           {"architecture", g.architecture},
           {"compute_capability", g.compute_capability.empty() ? json(nullptr) : json(g.compute_capability)},
           {"sm_count", g.sm_count > 0 ? json(g.sm_count) : json(nullptr)},
+          {"node_network_gbps", g.node_network_bps > 0 ? json(g.node_network_bps / 1e9) : json(nullptr)},
           {"form_factor", g.form_factor},
           {"memory_gb", g.memory_bytes / 1e9},
           {"memory_type", g.memory_type},

@@ -237,7 +237,7 @@ TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   EXPECT_GE(t.rows, 150);
   EXPECT_GE(t.publications, 15);
   EXPECT_GE(m.publications, 10);
-  EXPECT_LE(t.mape, 0.125);  // 11.9% today
+  EXPECT_LE(t.mape, 0.12);  // 11.8% today
   EXPECT_LE(m.mape, 0.10);
   // Out of sample is never better than in sample by more than noise.
   EXPECT_GE(t.mape, cv.in_sample.at("train_throughput").mape - 0.01);
