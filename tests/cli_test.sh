@@ -215,6 +215,8 @@ json_has nvl72_domain "any(g['id'] == 'gb200' and g['nvlink_domain_gpus'] == 72 
 json_has engines_json "set(['vllm','sglang','tensorrt-llm','llama.cpp','transformers']) <= {e['id'] for e in d} and all(e['name'] and e['source'] for e in d)" -- engines --json
 json_has engines_scalar_f16 "[e['scalar_f16_matvec_hbm_slowdown'] for e in d if e['id'] == 'llama.cpp'] == [1.33] and all(e['scalar_f16_matvec_hbm_slowdown'] == 1 for e in d if e['id'] != 'llama.cpp')" -- engines --json
 json_has engines_eager_scores "[e['eager_attention_bytes_per_score'] for e in d if e['id'] == 'llama.cpp'] == [20]" -- engines --json
+json_has engines_dequantize_rows "[e['dequantize_min_rows'] for e in d if e['id'] == 'transformers'] == [2] and all(e['dequantize_min_rows'] == 0 for e in d if e['id'] != 'transformers')" -- engines --json
+json_has infer_decode_dequantize "d['decode_dequantize_s'] > 0" -- infer --model llama-2-13b --gpu a100-80gb-sxm --engine transformers --precision nf4 --prompt 512 --output 512 --concurrency 16 --json
 json_has engines_mla_decode "[e['mla_decode_overhead_s'] for e in d if e['id'] == 'vllm'] == [1.844e-05] and all(e['mla_decode_overhead_s'] == 0 for e in d if e['id'] != 'vllm')" -- engines --json
 json_has engines_moe_call "[e['moe_call_overhead_s'] for e in d if e['id'] in ('vllm', 'sglang')] == [2.285e-05, 2.216e-05] and all(e['moe_call_overhead_s'] == 0 for e in d if e['id'] not in ('vllm', 'sglang'))" -- engines --json
 json_has infer_prefill_forwards "d['prefill_forwards'] == 8 and d['prefill_chunk_tokens'] == 512" -- infer --model llama-3.1-8b --gpu rtx-4090 --weight-precision f16 --engine llama.cpp --prompt 4096 --output 16 --json

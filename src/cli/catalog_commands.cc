@@ -212,6 +212,7 @@ int run_engines(bool json) {
                      {"moe_cuda_graphs", e.moe_cuda_graphs},
                      {"prompt_dequantize", e.prompt_dequantize},
                      {"prompt_dequantize_architectures", e.prompt_dequantize_architectures},
+                     {"dequantize_min_rows", e.dequantize_min_rows},
                      {"ubatch_tokens", e.ubatch_tokens},
                      {"eager_attention_bytes_per_score", e.eager_score_bytes},
                      {"moe_expert_launches_one_token", e.moe_expert_launches_one_token},

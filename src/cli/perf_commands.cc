@@ -416,6 +416,7 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"total_output_tokens_per_s", e.total_output_tokens_per_s},
                         {"prefill_tokens_per_s", e.prefill_tokens_per_s},
                         {"prompt_dequantize_s", e.prompt_dequantize_s},
+                        {"decode_dequantize_s", e.decode_dequantize_s},
                         {"prefill_forwards", e.prefill_forwards},
                         {"prefill_chunk_tokens", e.prefill_chunk_tokens},
                         {"max_concurrency", im.max_concurrency ? nlohmann::json(*im.max_concurrency) : nlohmann::json(nullptr)},
@@ -473,9 +474,13 @@ int run_infer(Context& ctx, InferFlags f) {
              e.prompt_dequantize_s > 0 ? fmt::format("; {} of it expanding the quantised weights to FP16 for cuBLAS",
                                                      format_seconds(e.prompt_dequantize_s))
                                        : "");
-  fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, launches and kernel floors {:.0f}%, TP/EP comm {:.0f}%)\n",
+  fmt::print("time per output token {}  (weights {:.0f}%, KV cache {:.0f}%, launches and kernel floors {:.0f}%, TP/EP comm {:.0f}%{})\n",
              format_seconds(e.tpot_s), 100 * e.decode_weight_read_s / e.tpot_s, 100 * e.decode_kv_read_s / e.tpot_s,
-             100 * e.decode_overhead_s / e.tpot_s, 100 * e.decode_comm_s / e.tpot_s);
+             100 * e.decode_overhead_s / e.tpot_s, 100 * e.decode_comm_s / e.tpot_s,
+             e.decode_dequantize_s > 0
+                 ? fmt::format(", expanding the quantised weights to 16 bits {:.0f}%: {} rows a step is past the engine's GEMV limit of {}",
+                               100 * e.decode_dequantize_s / e.tpot_s, f.concurrency, engine->dequantize_min_rows - 1)
+                 : "");
   fmt::print("end-to-end latency    {}\n", format_seconds(e.e2e_latency_s));
   fmt::print("throughput            {:.1f} tokens/s per request, {:.0f} tokens/s in total\n", e.output_tokens_per_s, e.total_output_tokens_per_s);
   if (im.max_concurrency)

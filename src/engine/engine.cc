@@ -187,7 +187,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "looped_expert_launches_one_token",
                             "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "quantized_matvec_latency_bound", "prefill_matmul_fitted", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
                             "attention_dp_gather", "attention_dp_limits_per_gpu",
-                            "prompt_dequantize_architectures", "ubatch_tokens", "eager_attention_bytes_per_score", "memory_reserve",
+                            "prompt_dequantize_architectures", "dequantize_min_rows", "ubatch_tokens", "eager_attention_bytes_per_score", "memory_reserve",
                             "weight_memory_relative", "full_kv_families",
                             "profile_sampler_bytes_per_logit"}))
     return *s;
@@ -236,7 +236,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                   std::tuple{"kv_block_tokens", &e.kv_block_tokens, int64_t{1}, int64_t{4096}},
                                   std::tuple{"small_gpu_max_batched_tokens", &e.small_gpu_max_batched_tokens, int64_t{1}, int64_t{1} << 24},
                                   std::tuple{"small_gpu_max_num_seqs", &e.small_gpu_max_num_seqs, int64_t{1}, int64_t{1} << 20},
-                                  std::tuple{"ubatch_tokens", &e.ubatch_tokens, int64_t{1}, int64_t{1} << 24}})
+                                  std::tuple{"ubatch_tokens", &e.ubatch_tokens, int64_t{1}, int64_t{1} << 24},
+                                  std::tuple{"dequantize_min_rows", &e.dequantize_min_rows, int64_t{1}, int64_t{1} << 24}})
     if (auto s = read_count(f, key, *out, lo, hi)) return *s;
   for (auto [key, out] : {std::pair{"cuda_graphs", &e.cuda_graphs}, std::pair{"continuous_batching", &e.continuous_batching},
                           std::pair{"chunked_prefill", &e.chunked_prefill}, std::pair{"prefix_caching", &e.prefix_caching},

@@ -52,11 +52,20 @@ struct Engine {
   // on the listed architectures (llama.cpp's before its MMQ kernels became the default).
   bool prompt_dequantize = false;
   std::vector<std::string> prompt_dequantize_architectures;
+  // A quantised matmul over at least this many token rows (decode steps of a batch included)
+  // expands the weights to 16 bits and runs the 16-bit GEMM on the copy; below it a fused
+  // quantised GEMV reads the stored weights (bitsandbytes' matmul_4bit: 2). 0: never.
+  int64_t dequantize_min_rows = 0;
   int64_t ubatch_tokens = 0;  // physical batch a prompt is split into (0: the whole prompt at once)
   // Without a fused attention kernel: bytes moved per score element between the QK^T GEMM's write
   // and the AV GEMM's read (conversions, masked softmax); 0: one softmax pass in 16 bits.
   double eager_score_bytes = 0;
   bool dequantizes_prompt(const Gpu& gpu) const;
+  // Whether a matmul over `rows` token rows of quantised weights runs on a 16-bit copy by the
+  // row rule (dequantize_min_rows); prompts also by the flags above.
+  bool dequantizes_rows(double rows) const {
+    return dequantize_min_rows > 0 && rows > 1 && rows >= static_cast<double>(dequantize_min_rows);
+  }
 
   double step_overhead_s = 0;     // host cost of one forward step (scheduling, sampling, Python)
   double request_overhead_s = 0;  // fixed cost added to each request's first token

@@ -11,24 +11,29 @@ namespace gpuplan {
 
 namespace {
 
-// Where the engine dequantises stored weights to FP16 before its prompt GEMMs, once per physical
-// batch: a streaming kernel per linear that reads the stored weights and writes the FP16 copy
-// (llama.cpp's ggml_cuda_op_mul_mat_cublas: to_fp16_cuda into a pool buffer). The routed experts
-// count as far as the prompt touches them.
-double prompt_dequantize_s(const ModelSpec& m, const ForwardShape& pre, const Gpu& gpu, const Efficiency& eff,
-                           const Engine& engine, Precision p) {
-  if (pre.weight_bytes >= 2 || pre.tokens <= 1 || !engine.dequantizes_prompt(gpu)) return 0;
+// Expanding the stored weights of one forward to a 16-bit copy: a streaming kernel per linear that
+// reads the stored weights and writes the copy (llama.cpp's ggml_cuda_op_mul_mat_cublas:
+// to_fp16_cuda into a pool buffer; bitsandbytes' dequantize_4bit before F.linear). The routed
+// experts count as far as the forward touches them.
+double dequantize_forward_s(const ModelSpec& m, const ForwardShape& s, const Gpu& gpu, const Efficiency& eff, Precision p) {
   const ParameterCounts pc = m.parameters();
   double linear = static_cast<double>(pc.linear - pc.expert_linear);
-  if (m.is_moe()) linear += static_cast<double>(pc.expert_linear) * std::min(1.0, expert_work(m, pre).experts_touched * pre.ep / m.experts);
-  linear /= pre.tp;
-  const double batches = engine.ubatch_tokens > 0 ? std::ceil(pre.tokens / static_cast<double>(engine.ubatch_tokens)) : 1;
+  if (m.is_moe()) linear += static_cast<double>(pc.expert_linear) * std::min(1.0, expert_work(m, s).experts_touched * s.ep / m.experts);
+  linear /= s.tp;
   Op op;
   op.name = "dequantize weights";
   op.kind = OpKind::vector;
-  op.bytes = linear * (pre.weight_bytes + 2);
+  op.bytes = linear * (s.weight_bytes + 2);
   op.launches_per_call = 0;
-  return batches * time_op(op, gpu, eff, p).total_s();
+  return time_op(op, gpu, eff, p).total_s();
+}
+
+// Where the engine dequantises stored weights before its prompt GEMMs, once per physical batch.
+double prompt_dequantize_s(const ModelSpec& m, const ForwardShape& pre, const Gpu& gpu, const Efficiency& eff,
+                           const Engine& engine, Precision p) {
+  if (pre.weight_bytes >= 2 || pre.tokens <= 1 || !(engine.dequantizes_prompt(gpu) || engine.dequantizes_rows(pre.tokens))) return 0;
+  const double batches = engine.ubatch_tokens > 0 ? std::ceil(pre.tokens / static_cast<double>(engine.ubatch_tokens)) : 1;
+  return batches * dequantize_forward_s(m, pre, gpu, eff, p);
 }
 
 // The prompt forward as the engine runs it: whole, or in pieces of at most `ubatch` tokens
@@ -184,12 +189,18 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   dec.kv_cache_read = true;
   dec.causal_halving = false;
   dec.expert_launches = dec.tokens > 1 ? engine.moe_expert_launches_batch : engine.moe_expert_launches_one_token;
+  // A batch of rows above the engine's GEMV limit: every step expands the weights and its GEMMs
+  // read the 16-bit copy.
+  if (dec.weight_bytes < 2 && engine.dequantizes_rows(dec.tokens)) {
+    e.decode_dequantize_s = dequantize_forward_s(m, dec, gpu, dec_eff, p);
+    dec.weight_bytes = 2;
+  }
   e.decode_overhead_s = engine.step_overhead_s;
   e.tpot_s = forward_time(dec, gpu, dec_eff, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
                           &e.decode_comm_s, &e.decode_overhead_s) +
-             engine.step_overhead_s;
+             engine.step_overhead_s + e.decode_dequantize_s;
   for (double* t : {&e.tpot_s, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s, &e.decode_comm_s,
-                    &e.decode_overhead_s})
+                    &e.decode_overhead_s, &e.decode_dequantize_s})
     *t *= k;
   e.e2e_latency_s = e.ttft_s + std::max<int64_t>(0, r.output_tokens - 1) * e.tpot_s;
   e.output_tokens_per_s = 1.0 / e.tpot_s;

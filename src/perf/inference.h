@@ -35,6 +35,7 @@ struct InferenceEstimate {
          decode_overhead_s = 0;  // kernel launches, measured kernel floors and the engine's per-step host time
   double request_overhead_s = 0;  // the engine's fixed cost inside ttft_s
   double prompt_dequantize_s = 0;  // inside ttft_s: quantised weights expanded to FP16 for cuBLAS
+  double decode_dequantize_s = 0;  // inside tpot_s: the same, every step of a batch past the GEMV limit
   // The prompts ran as this many forwards of at most prefill_chunk_tokens (0: no limit) each.
   int64_t prefill_forwards = 1, prefill_chunk_tokens = 0;
   std::string tp_link, ep_link, engine;
