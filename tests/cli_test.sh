@@ -208,6 +208,8 @@ check fp4_training_refused 2 "--precision: nvfp4 is a weight format" -- train --
 json_has gguf_name_precision "d['workload']['precision'] == 'q4_k_m'" -- memory --model qwen3-30b-a3b --task infer --precision Q4_K_M --json
 json_has node_network_catalog "[g['node_network_gbps'] for g in d if g['id'] in ('a100-80gb-sxm', 'b300')] == [200, 800] or sorted(g['node_network_gbps'] for g in d if g['id'] in ('a100-80gb-sxm', 'b300')) == [200, 800]" -- gpus --json --tier datacenter
 json_has train_names_node_network "d['network_gbps_per_gpu'] == 200 and 'a100-80gb-sxm ships in' in d['network_origin'] and d['links']['dp'] == 'network'" -- train --model llama-2-7b --gpu a100-80gb-sxm --gpus 64 --zero 3 --json
+json_has plan_names_node_network "d['network_gbps_per_gpu'] == 200 and 'ships in' in d['network_origin'] and d['gpus_per_node'] == 8" -- plan --model llama-3.1-70b --gpu a100-80gb-sxm --gpus 64 --json
+json_has plan_fabric_named "d['network_origin'] == '--fabric ib-ndr'" -- plan --model llama-3.1-70b --gpu h100-sxm --gpus 64 --fabric ib-ndr --json
 json_has train_network_flag_wins "d['network_gbps_per_gpu'] == 100 and d['network_origin'] == '--network-gbps'" -- train --model llama-2-7b --gpu a100-80gb-sxm --gpus 64 --zero 3 --network-gbps 100 --json
 json_has nvl72_domain "any(g['id'] == 'gb200' and g['nvlink_domain_gpus'] == 72 for g in d)" -- gpus --json --min-memory 180 --tier datacenter
 

@@ -342,6 +342,9 @@ int run_plan(Context& ctx, PlanFlags f) {
                             {"parameters", m.total_parameters()}, {"active_parameters", m.active_parameters()},
                             {"assumed_dense", m.assumed_dense}, {"notes", m.notes},
                             {"global_batch", r.global_batch}, {"seq", base.seq},
+                            {"gpus_per_node", cluster.gpus_per_node},
+                            {"network_gbps_per_gpu", cluster.network_Bps * 8 / 1e9},
+                            {"network_origin", network_origin(f.cluster, *g)},
                             {"headroom", {{"fraction", headroom->fraction}, {"basis", headroom->basis}, {"keeps_error_band", headroom->keep_band}}},
                             {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
                             {"price_provider", quote ? json(quote->provider) : json(nullptr)},
@@ -357,6 +360,9 @@ int run_plan(Context& ctx, PlanFlags f) {
   print_model_caveats(m);
   fmt::print("Every plan trains at the same global batch: {} sequences of {} tokens ({} tokens a step).\n", r.global_batch,
              base.seq, format_count(static_cast<double>(r.global_batch * base.seq)));
+  if (range->second > cluster.gpus_per_node)
+    fmt::print("{}", fit_width(fmt::format("Between nodes of {}: {:.0f} Gb/s a GPU ({}).", cluster.gpus_per_node,
+                                           cluster.network_Bps * 8 / 1e9, network_origin(f.cluster, *g))));
   if (const FitBand& band = eff.fit.memory_band_for(memory_band_class(base.task));
       headroom->keep_band && band.rows > 0)
     fmt::print("Every plan keeps at least {:.0f}% of each card free, and room for its memory estimate to be {:.0f}% higher "
