@@ -238,7 +238,7 @@ TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   EXPECT_GE(t.publications, 15);
   EXPECT_GE(m.publications, 10);
   EXPECT_LE(t.mape, 0.12);  // 11.8% today
-  EXPECT_LE(m.mape, 0.10);
+  EXPECT_LE(m.mape, 0.09);  // 8.8% today
   // Out of sample is never better than in sample by more than noise.
   EXPECT_GE(t.mape, cv.in_sample.at("train_throughput").mape - 0.01);
 }

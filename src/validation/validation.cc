@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "data/embedded.h"
 #include "data/toml_document.h"
@@ -437,10 +438,12 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     // A published figure that needs more than the GPU's dense peak, counting the recomputation the
     // row states, cannot come from the configuration the row describes: kept, not scored.
     const double implied_hfu = e.hfu * (row.fit.inverse ? row.published / row.predicted : row.predicted / row.published);
-    if (row.metric != "mfu" && implied_hfu > 1)
+    if (row.metric != "mfu" && implied_hfu > 1) {
       row.refused = fmt::format("the published figure implies {:.0f}% of the {}'s dense peak counting the stated "
                                 "recomputation: the run cannot have been as described",
                                 100 * implied_hfu, gpu->id);
+      row.not_as_described = true;
+    }
     return row;
   }
   auto w = row_workload(f, *m, Task::infer);
@@ -505,6 +508,9 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
     }
   }
   ValidationReport rep;
+  // Runs (publication, what) whose throughput row shows they were not as described; training rows
+  // come first, so the same run's memory row can be set aside with them.
+  std::set<std::pair<std::string, std::string>> not_as_described;
   for (const char* section : {"training", "memory", "inference", "operation", "cross_gpu", "moe_training", "moe_serving", "serving"}) {
     const toml::array* rows = doc->get_as<toml::array>(section);
     if (!rows) continue;
@@ -521,6 +527,10 @@ Result<ValidationReport> run_validation(std::string_view text, const std::string
       }
       auto row = run_row(c, section, *t, where);
       if (!row) return row.error();
+      if (row->not_as_described) not_as_described.insert({row->publication, row->what});
+      else if (row->refused.empty() && not_as_described.count({row->publication, row->what}))
+        row->refused = "the same run's published throughput cannot come from the configuration the row describes "
+                       "(see its training row): its memory is not that configuration's either";
       if (!row->refused.empty()) {
         rep.unscored.push_back({section, row->what, row->publication, row->source, row->refused});
         if (std::string_view(section) == "serving") ++rep.unexpressible;

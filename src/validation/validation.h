@@ -52,6 +52,9 @@ struct ValidationRow {
   // Non-empty: gpuplan refuses this row's setup, or the published figure beats the hardware's
   // peak as the row is written. It is kept unscored with this reason.
   std::string refused;
+  // The refusal says the run was not the one the row describes (its figure beats the peak): the
+  // same run's other rows (its memory beside its throughput) are not that run's either.
+  bool not_as_described = false;
   std::string task_class;   // train_memory rows: memory_band_class() of the task
   double published = 0, predicted = 0;
   double uncalibrated = 0;  // cross_gpu rows: the target predicted without the source measurement

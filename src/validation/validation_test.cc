@@ -296,4 +296,40 @@ source = "test"
   EXPECT_TRUE(possible->unscored.empty());
 }
 
+// The same run's memory row goes with it: torchtune's README gives each run's tokens/s and its
+// peak memory, and an A6000 run whose tokens/s beats the card's peak was not the configuration the
+// row states, so neither is its 30.3 GiB.
+TEST(PerformanceValidation, AMemoryRowOfARunThatWasNotAsDescribedIsKeptUnscored) {
+  auto table = [](double published) {
+    const std::string run = R"(
+what = "8B LoRA on an RTX A6000"
+publication = "test-a"
+stack = "torchtune"
+model = "llama-3.1-8b"
+gpu = "rtx-a6000"
+task = "lora"
+gpus = 1
+micro_batch = 2
+global_batch = 2
+seq = 2048
+precision = "bf16"
+recompute = "full"
+lora_rank = 8
+source = "test"
+)";
+    return fmt::format("[[training]]{}metric = \"tokens_per_s_per_gpu\"\npublished = {}\n[[memory]]{}metric = \"peak_memory_gib\"\n"
+                       "measure = \"reserved\"\npublished = 30.3\n",
+                       run, published, run);
+  };
+  auto impossible = run_validation(table(4699), "test table", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_TRUE(impossible) << impossible.error().to_string();
+  EXPECT_TRUE(impossible->rows.empty());
+  ASSERT_EQ(impossible->unscored.size(), 2u);
+  EXPECT_NE(impossible->unscored[1].reason.find("its memory is not that configuration's"), std::string::npos)
+      << impossible->unscored[1].reason;
+  auto possible = run_validation(table(1500), "test table", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_TRUE(possible) << possible.error().to_string();
+  EXPECT_EQ(possible->rows.size(), 2u);
+}
+
 }  // namespace gpuplan
