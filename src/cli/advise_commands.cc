@@ -337,23 +337,22 @@ int run_plan(Context& ctx, PlanFlags f) {
     json ru = json::array(), per = json::array();
     for (const auto& c : r.runners_up) ru.push_back(priced(c));
     for (const auto& c : r.best_per_count) per.push_back(priced(c));
-    return print_json(json{{"schema_version", 2}, {"model", m.id}, {"gpu", g->id}, {"stack", stack->id},
-                            {"attention_kernel", stack->attention_kernel(g->architecture).id},
-                            {"parameters", m.total_parameters()}, {"active_parameters", m.active_parameters()},
-                            {"assumed_dense", m.assumed_dense}, {"notes", m.notes},
-                            {"global_batch", r.global_batch}, {"seq", base.seq},
-                            {"gpus_per_node", cluster.gpus_per_node},
-                            {"network_gbps_per_gpu", cluster.network_Bps * 8 / 1e9},
-                            {"network_origin", network_origin(f.cluster, *g)},
-                            {"headroom", {{"fraction", headroom->fraction}, {"basis", headroom->basis}, {"keeps_error_band", headroom->keep_band}}},
-                            {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
-                            {"price_provider", quote ? json(quote->provider) : json(nullptr)},
-                            {"best", r.best ? priced(*r.best) : json(nullptr)},
-                            {"cheapest", r.cheapest ? priced(*r.cheapest) : json(nullptr)}, {"runners_up", ru},
-                            {"per_gpu_count", per}, {"configs_evaluated", r.configs_evaluated},
-                            {"configs_fitting", r.configs_fitting}, {"excluded_by_stack", r.excluded_by_stack},
-                            {"excluded_by_link", r.excluded_by_link}, {"excluded_by_memory", r.excluded_by_memory},
-                            {"refused", r.refused.empty() ? json(nullptr) : json(r.refused)}}, "--model");
+    json j{{"schema_version", 2}, {"model", m.id}, {"gpu", g->id}, {"stack", stack->id},
+           {"attention_kernel", stack->attention_kernel(g->architecture).id},
+           {"parameters", m.total_parameters()}, {"active_parameters", m.active_parameters()},
+           {"assumed_dense", m.assumed_dense}, {"notes", m.notes},
+           {"global_batch", r.global_batch}, {"seq", base.seq},
+           {"headroom", {{"fraction", headroom->fraction}, {"basis", headroom->basis}, {"keeps_error_band", headroom->keep_band}}},
+           {"price_usd_per_gpu_hour", quote ? json(quote->usd_per_gpu_hour) : json(nullptr)},
+           {"price_provider", quote ? json(quote->provider) : json(nullptr)},
+           {"best", r.best ? priced(*r.best) : json(nullptr)},
+           {"cheapest", r.cheapest ? priced(*r.cheapest) : json(nullptr)}, {"runners_up", ru},
+           {"per_gpu_count", per}, {"configs_evaluated", r.configs_evaluated},
+           {"configs_fitting", r.configs_fitting}, {"excluded_by_stack", r.excluded_by_stack},
+           {"excluded_by_link", r.excluded_by_link}, {"excluded_by_memory", r.excluded_by_memory},
+           {"refused", r.refused.empty() ? json(nullptr) : json(r.refused)}};
+    j.update(network_json(cluster, f.cluster, *g));
+    return print_json(j, "--model");
   }
   fmt::print("{} on {} under {} ({}): {} layouts evaluated, {} fit in memory\n", m.name, g->id, stack->id, stack->name,
              r.configs_evaluated, r.configs_fitting);
@@ -361,8 +360,7 @@ int run_plan(Context& ctx, PlanFlags f) {
   fmt::print("Every plan trains at the same global batch: {} sequences of {} tokens ({} tokens a step).\n", r.global_batch,
              base.seq, format_count(static_cast<double>(r.global_batch * base.seq)));
   if (range->second > cluster.gpus_per_node)
-    fmt::print("{}", fit_width(fmt::format("Between nodes of {}: {:.0f} Gb/s a GPU ({}).", cluster.gpus_per_node,
-                                           cluster.network_Bps * 8 / 1e9, network_origin(f.cluster, *g))));
+    fmt::print("{}", fit_width("Network: " + network_line(cluster, f.cluster, *g) + "."));
   if (const FitBand& band = eff.fit.memory_band_for(memory_band_class(base.task));
       headroom->keep_band && band.rows > 0)
     fmt::print("Every plan keeps at least {:.0f}% of each card free, and room for its memory estimate to be {:.0f}% higher "

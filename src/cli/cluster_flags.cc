@@ -1,5 +1,7 @@
 #include "cli/cluster_flags.h"
 
+#include <fmt/format.h>
+
 #include "hardware/fabric.h"
 #include "util/checked.h"
 
@@ -17,23 +19,41 @@ Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
   if (auto s = require_finite(f.network_gbps, "--network-gbps", 0, 1e5)) return *s;
   Cluster c = default_cluster(gpu);
   if (f.gpus_per_node > 0) c.gpus_per_node = f.gpus_per_node;
-  if (f.network_gbps > 0) c.network_Bps = f.network_gbps * 1e9 / 8;
+  if (f.network_gbps > 0) {
+    c.network_Bps = f.network_gbps * 1e9 / 8;
+    c.network_source = Cluster::NetworkSource::flag;
+  }
   c.nvlink = !f.no_nvlink;
   if (!f.fabric.empty()) {
     if (f.network_gbps > 0) return make_error("--fabric", "give --fabric or --network-gbps, not both");
     auto fabric = FabricCatalog::builtin().find(f.fabric);
     if (!fabric) return fabric.error();
     c.network_Bps = fabric->per_gpu_Bps(c.gpus_per_node);
+    c.network_source = Cluster::NetworkSource::fabric;
   }
   return c;
 }
 
-std::string network_origin(const ClusterFlags& f, const Gpu& gpu) {
-  if (!f.fabric.empty()) return "--fabric " + f.fabric;
-  if (f.network_gbps > 0) return "--network-gbps";
-  if (gpu.tier != Tier::datacenter) return "Ethernet between workstation boxes, gpuplan's default";
-  if (gpu.node_network_bps > 0) return "the NICs of the node " + gpu.id + " ships in (gpus.toml node_network_gbps)";
+std::string network_origin(const Cluster& c, const ClusterFlags& f, const Gpu& gpu) {
+  switch (c.network_source) {
+    case Cluster::NetworkSource::fabric: return "--fabric " + f.fabric;
+    case Cluster::NetworkSource::flag: return "--network-gbps";
+    case Cluster::NetworkSource::workstation: return "Ethernet between workstation boxes, gpuplan's default";
+    case Cluster::NetworkSource::node_nics: return "the NICs of the node " + gpu.id + " ships in (gpus.toml node_network_gbps)";
+    case Cluster::NetworkSource::assumed: break;
+  }
   return "gpuplan's default, a 400 Gb/s NIC per GPU";
+}
+
+nlohmann::json network_json(const Cluster& c, const ClusterFlags& f, const Gpu& gpu) {
+  return {{"gpus_per_node", c.gpus_per_node},
+          {"network_gbps_per_gpu", c.network_Bps * 8 / 1e9},
+          {"network_origin", network_origin(c, f, gpu)}};
+}
+
+std::string network_line(const Cluster& c, const ClusterFlags& f, const Gpu& gpu) {
+  return fmt::format("{:.0f} Gb/s a GPU between nodes of {} ({})", c.network_Bps * 8 / 1e9, c.gpus_per_node,
+                     network_origin(c, f, gpu));
 }
 
 }  // namespace gpuplan::cli

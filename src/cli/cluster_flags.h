@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
@@ -23,7 +24,10 @@ struct ClusterFlags {
 void add_cluster_flags(CLI::App& sub, ClusterFlags& c);
 // `gpu`'s default cluster with the flags applied; errors name the flag.
 Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu);
-// Where the network between nodes came from, for outputs to name what they assumed.
-std::string network_origin(const ClusterFlags& f, const Gpu& gpu);
+// The network between nodes `c` assumes and where it came from, for outputs to name: as JSON
+// fields (gpus_per_node, network_gbps_per_gpu, network_origin) and as a phrase.
+std::string network_origin(const Cluster& c, const ClusterFlags& f, const Gpu& gpu);
+nlohmann::json network_json(const Cluster& c, const ClusterFlags& f, const Gpu& gpu);
+std::string network_line(const Cluster& c, const ClusterFlags& f, const Gpu& gpu);
 
 }  // namespace gpuplan::cli

@@ -154,14 +154,12 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"memory_per_gpu_bytes", static_cast<int64_t>(mem.nvidia_smi())},
         {"fits_memory", fits},
         {"links", {{"tp", e.tp_link}, {"pp", e.pp_link}, {"dp", e.dp_link}, {"ep", e.ep_link}, {"cp", e.cp_link}}},
-        {"gpus_per_node", cluster->gpus_per_node},
-        {"network_gbps_per_gpu", cluster->network_Bps * 8 / 1e9},
-        {"network_origin", network_origin(f.cluster, gpu)},
         {"breakdown",
          {{"compute_s", b.compute_s}, {"memory_bound_s", b.memory_s}, {"kernel_overhead_s", b.overhead_s},
           {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"ep_comm_s", b.ep_comm_s}, {"cp_comm_s", b.cp_comm_s},
           {"dp_comm_exposed_s", b.dp_comm_exposed_s},
           {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}, {"offload_s", b.offload_s}}}};
+    j.update(network_json(*cluster, f.cluster, gpu));
     return print_json(j, "--model");
   }
   fmt::print("{}", fit_width(fmt::format("{} on {} x {} (tp {} x pp {} x dp {}{}, ZeRO-{}), {} x {} tokens per micro-batch, {} a step",
@@ -197,8 +195,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   fmt::print("{}", t.render());
   for (const std::string* link : {&e.tp_link, &e.pp_link, &e.dp_link, &e.ep_link, &e.cp_link})
     if (*link == "network") {
-      fmt::print("{}", fit_width(fmt::format("network between nodes: {:.0f} Gb/s a GPU, {} a node ({})", cluster->network_Bps * 8 / 1e9,
-                                             cluster->gpus_per_node, network_origin(f.cluster, gpu))));
+      fmt::print("{}", fit_width("network: " + network_line(*cluster, f.cluster, gpu)));
       break;
     }
   if (e.step_time_s_band)

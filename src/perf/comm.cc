@@ -7,12 +7,14 @@ namespace gpuplan {
 Cluster default_cluster(const Gpu& gpu) {
   Cluster c;
   if (gpu.nvlink_domain_gpus > 0) c.gpus_per_node = gpu.nvlink_domain_gpus;
-  if (gpu.node_network_bps > 0) c.network_Bps = gpu.node_network_bps / 8;
-  if (gpu.tier != Tier::datacenter || !gpu.has_nvlink()) {
-    if (gpu.tier != Tier::datacenter) {
-      c.gpus_per_node = 4;
-      c.network_Bps = 25e9 / 8;
-    }
+  if (gpu.node_network_bps > 0) {
+    c.network_Bps = gpu.node_network_bps / 8;
+    c.network_source = Cluster::NetworkSource::node_nics;
+  }
+  if (gpu.tier != Tier::datacenter) {
+    c.gpus_per_node = 4;
+    c.network_Bps = 25e9 / 8;
+    c.network_source = Cluster::NetworkSource::workstation;
   }
   return c;
 }

@@ -14,6 +14,9 @@ namespace gpuplan {
 struct Cluster {
   int64_t gpus_per_node = 8;  // GPUs that share the scale-up link (NVLink domain): 72 for GB200 NVL72
   double network_Bps = 400e9 / 8;  // per GPU, one direction: 400 Gb/s InfiniBand NIC per GPU
+  // Where network_Bps came from, for outputs to name what they assumed.
+  enum class NetworkSource { assumed, node_nics, workstation, flag, fabric };
+  NetworkSource network_source = NetworkSource::assumed;
   // false: the cards' NVLink is not there (a PCIe card without its bridge); collectives in a node
   // go over PCIe.
   bool nvlink = true;
