@@ -55,7 +55,7 @@ void print_model_caveats(const ModelSpec& m) {
 }
 
 void add_stack_flag(CLI::App& sub, WorkloadFlags& f) {
-  sub.add_option("--stack", f.stack, "software stack: megatron, torchtitan, torchtitan-compile, hf, deepspeed, torchtune, "
+  sub.add_option("--stack", f.stack, "software stack: megatron, megatron-deepspeed, torchtitan, torchtitan-compile, hf, deepspeed, torchtune, "
                                      "unsloth (default: megatron for pretrain, hf for fine-tuning; `gpuplan stacks`)");
   sub.add_option("--loss", f.loss, "cross-entropy: " + loss_choices() + " (default: the stack's)");
   sub.add_option("--loss-chunk-tokens", f.loss_chunk_tokens,

@@ -9,12 +9,27 @@ namespace gpuplan {
 
 TEST(Stacks, BuiltInCatalogHasTheNamedStacks) {
   const StackCatalog& c = StackCatalog::builtin();
-  for (const char* id : {"megatron", "torchtitan", "torchtitan-compile", "hf", "deepspeed", "torchtune", "unsloth", "litgpt"})
+  for (const char* id : {"megatron", "megatron-deepspeed", "torchtitan", "torchtitan-compile", "hf", "deepspeed", "torchtune", "unsloth", "litgpt"})
     EXPECT_TRUE(c.find(id).ok()) << id;
   for (const Stack& s : c.stacks()) {
     EXPECT_FALSE(s.source.empty()) << s.id;
     EXPECT_FALSE(s.source_date.empty()) << s.id;
   }
+}
+
+// Megatron-DeepSpeed runs Megatron-LM's model code (fused QKV and MLP GEMMs, fused bias-GeLU,
+// LayerNorm and masked softmax) on DeepSpeed's engine, which leaves ZeRO-1/2's gradient reduction
+// and the tensor-parallel all-reduces exposed (overlap_comm off for stages 1-2; no userbuffers).
+TEST(Stacks, MegatronDeepSpeedRunsMegatronsKernelsOnDeepSpeedsEngine) {
+  const StackCatalog& c = StackCatalog::builtin();
+  const Stack mds = *c.find("megatron-deepspeed"), megatron = *c.find("megatron"), ds = *c.find("deepspeed");
+  EXPECT_EQ(mds.fused_elementwise, megatron.fused_elementwise);
+  EXPECT_EQ(mds.separate_projections, megatron.separate_projections);
+  EXPECT_EQ(mds.eager_score_forward_bytes, megatron.eager_score_forward_bytes);
+  EXPECT_EQ(mds.overlap_dp_grads, ds.overlap_dp_grads);
+  EXPECT_FALSE(mds.overlap_tp);
+  EXPECT_TRUE(megatron.overlap_tp);
+  EXPECT_EQ(mds.zero3_persistence_threshold, ds.zero3_persistence_threshold);
 }
 
 TEST(Stacks, UnknownStackSuggestsTheNearestId) {

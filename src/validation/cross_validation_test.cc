@@ -237,9 +237,9 @@ TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   EXPECT_GE(t.rows, 150);
   EXPECT_GE(t.publications, 15);
   EXPECT_GE(m.publications, 10);
-  // 15.2% today: 58 rows of four publications gathered in session 22 (Qwen's short-sequence runs
+  // 13.8% today: 58 rows of four publications gathered in session 22 (Qwen's short-sequence runs
   // and BigScience's V100 runs among them) raised it from 11.5%.
-  EXPECT_LE(t.mape, 0.155);
+  EXPECT_LE(t.mape, 0.14);
   EXPECT_LE(m.mape, 0.09);  // 8.8% today
   // Out of sample is never better than in sample by more than noise.
   EXPECT_GE(t.mape, cv.in_sample.at("train_throughput").mape - 0.01);
