@@ -382,10 +382,9 @@ int run_infer(Context& ctx, InferFlags f) {
                              "--model"))
     return fail(*s);
   // Where the engine's latency-bound quantised mat-vec, not the card's bandwidth, sets the weight
-  // stream: decode_efficiency then took the limit itself as the streaming share.
+  // stream.
   const double matvec_Bps = engine->matvec_stream_limit_Bps(gpu, w.precision);
-  const bool matvec_bound =
-      matvec_Bps > 0 && engine->decode_efficiency(eff, gpu, w.precision).memory_max_fraction == matvec_Bps / gpu.memory_bw_Bps;
+  const bool matvec_bound = engine->matvec_limit_binds(eff, gpu, w.precision);
   if (f.json) {
     nlohmann::json j = {{"schema_version", 1},
                         {"model", m.id},

@@ -42,13 +42,22 @@ double Engine::matvec_stream_limit_Bps(const Gpu& gpu, Precision p) const {
   return quantized_matvec_sm_Bps > 0 && matvec_sm_bound_applies(gpu, p) ? gpu.sm_count * quantized_matvec_sm_Bps : 0;
 }
 
+double Engine::decode_stream_share(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const {
+  double share = gpu_eff.memory_max_fraction * decode_bandwidth.lookup(gpu.architecture, p, 1.0);
+  if (scalar_f16_matvec && format_class(p) == "16bit" && gpu.memory_type.find("HBM") != std::string::npos)
+    share /= scalar_f16_matvec_hbm_slowdown;
+  return share;
+}
+
+bool Engine::matvec_limit_binds(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const {
+  const double limit = matvec_stream_limit_Bps(gpu, p);
+  return limit > 0 && limit / gpu.memory_bw_Bps <= decode_stream_share(gpu_eff, gpu, p);
+}
+
 Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe) const {
   Efficiency e = gpu_eff;
-  e.memory_max_fraction = gpu_eff.memory_max_fraction * decode_bandwidth.lookup(gpu.architecture, p, 1.0);
-  if (scalar_f16_matvec && format_class(p) == "16bit" && gpu.memory_type.find("HBM") != std::string::npos)
-    e.memory_max_fraction /= scalar_f16_matvec_hbm_slowdown;
-  if (const double limit = matvec_stream_limit_Bps(gpu, p); limit > 0)
-    e.memory_max_fraction = std::min(e.memory_max_fraction, limit / gpu.memory_bw_Bps);
+  e.memory_max_fraction = decode_stream_share(gpu_eff, gpu, p);
+  if (matvec_limit_binds(gpu_eff, gpu, p)) e.memory_max_fraction = matvec_stream_limit_Bps(gpu, p) / gpu.memory_bw_Bps;
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   if (cuda_graphs && (moe_cuda_graphs || !moe)) e.kernel_overhead_s = graph_kernel_overhead_s;
   return e;

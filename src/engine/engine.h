@@ -106,6 +106,10 @@ struct Engine {
   // The bytes/s that rate allows `p` weights on `gpu` (0: no bound); decode_efficiency streams at
   // the lower of it and the bandwidth share.
   double matvec_stream_limit_Bps(const Gpu& gpu, Precision p) const;
+  // The share of `gpu`'s bandwidth decode streams `p` weights at before that bound, and whether
+  // the bound is what sets the stream.
+  double decode_stream_share(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;
+  bool matvec_limit_binds(const Efficiency& gpu_eff, const Gpu& gpu, Precision p) const;
 
   // Scheduling
   bool continuous_batching = true;  // false: a batch runs to its longest request before the next starts

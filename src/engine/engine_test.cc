@@ -140,6 +140,12 @@ TEST(Engines, LlamaCppQuantisedMatVecStreamsAtARatePerSmWhereThatIsSlower) {
   EXPECT_EQ(mi300.sm_count, 0);
   EXPECT_DOUBLE_EQ(share(mi300, Precision::q4_k_m), EfficiencyTable::builtin().for_gpu(mi300).memory_max_fraction);
   EXPECT_FALSE(engine("vllm").matvec_sm_bound_applies(a100, Precision::q4_k_m));
+  // The bound is said to set the stream exactly where it does.
+  auto binds = [&](const Gpu& g, Precision p) { return e.matvec_limit_binds(EfficiencyTable::builtin().for_gpu(g), g, p); };
+  EXPECT_TRUE(binds(a100, Precision::q4_k_m));
+  EXPECT_FALSE(binds(a100, Precision::fp16));
+  EXPECT_FALSE(binds(rtx, Precision::q4_k_m));
+  EXPECT_FALSE(binds(mi300, Precision::q4_k_m));
 }
 
 // llama.cpp's prompt GEMMs on quantised weights run its MMQ kernels where the GPU has int8 MMA;

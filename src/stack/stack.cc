@@ -147,7 +147,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "step_overhead_s", "host_optimizer_fraction", "zero3_persistence_threshold", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "zero3_persistence_threshold", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -195,13 +195,10 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   if (!parse_loss(s.default_loss))
     return make_error(f.field("default_loss"), "must be " + loss_choices());
   auto share = fraction(f, "op_recompute_matmul_share", 0, 0, 1);
-  auto step = fraction(f, "step_overhead_s", 0, 0, 60);
   auto host = fraction(f, "host_optimizer_fraction", 0, 0, 1);
   if (!share) return share.error();
-  if (!step) return step.error();
   if (!host) return host.error();
   s.op_recompute_matmul_share = *share;
-  s.step_overhead_s = *step;
   s.host_optimizer_fraction = *host;
   auto persist = f.optional_integer("zero3_persistence_threshold");
   if (!persist) return persist.error();

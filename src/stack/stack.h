@@ -102,7 +102,6 @@ struct Stack {
   // false for torch's default foreach AdamW and transformers' own, whose separate passes move more.
   bool fused_optimizer = true;
 
-  double step_overhead_s = 0;  // fixed host-side cost per optimizer step
   // Share of the host's memory bandwidth its CPU optimizer streams at when the optimizer is
   // offloaded; 0 where the stack records none (then it offers no offload).
   double host_optimizer_fraction = 0;
