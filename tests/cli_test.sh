@@ -141,6 +141,10 @@ check training_flag_on_inference_memory 2 "--loss: applies to training" -- memor
 check stack_on_inference_memory 2 "--stack: names a training stack" -- memory --model gpt2 --task infer --stack hf
 json_has train_names_stack "d['stack'] == 'torchtitan' and d['recompute'] == 'op'" -- train --model llama-3.1-8b --gpu h100-sxm --gpus 8 --zero 3 --stack torchtitan --json
 json_has train_default_stack "d['stack'] == 'megatron'" -- train --model llama-3.1-8b --gpu h100-sxm --json
+json_has memory_lora_targets "d['workload']['lora_targets'] == 'q,v'" -- memory --model llama-3.1-8b --task lora --lora-targets q_proj,v_proj --json
+json_has train_lora_targets "d['lora_targets'] == 'attention' or d['lora_targets'] == 'q,k,v,o'" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --task lora --lora-targets attention --json
+check lora_targets_unknown 2 "lora-targets.*unknown module 'qkv'" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --task lora --lora-targets qkv
+check lora_targets_needs_lora 2 "lora-targets.*needs --task lora or qlora" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --lora-targets q,v
 json_has memory_names_stack "d['stack'] == 'hf'" -- memory --model llama-3.1-8b --task lora --json
 json_has plan_names_stack "d['stack'] == 'torchtitan-compile' and d['best']['stack'] == 'torchtitan-compile'" -- plan --model llama-3.1-8b --gpu h100-sxm --gpus 8 --stack torchtitan-compile --json
 # Issue 9: bands from the cross-validated residuals, named fabrics, loss, context parallelism, fit.

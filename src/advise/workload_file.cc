@@ -81,7 +81,7 @@ Result<Workload> precision_fields(const TomlFields& f, Workload w) {
 
 Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, int64_t today, const std::string& dir) {
   TomlFields f(t, where);
-  if (auto s = f.only_keys({"name", "model", "task", "precision", "optimizer", "seq", "lora_rank", "flash_attention",
+  if (auto s = f.only_keys({"name", "model", "task", "precision", "optimizer", "seq", "lora_rank", "lora_targets", "flash_attention",
                             "tokens", "epochs", "dataset_tokens", "global_batch", "deadline", "deadline_days", "runs",
                             "kv_precision", "stack", "master_weights"}))
     return *s;
@@ -124,6 +124,13 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   if (!rank) return rank.error();
   j.workload.lora_rank = rank->value_or(16);
   if (j.workload.lora_rank <= 0) return make_error(f.field("lora_rank"), "must be positive");
+  auto targets = f.optional_string("lora_targets");
+  if (!targets) return targets.error();
+  if (*targets) {
+    auto tg = parse_lora_targets(**targets);
+    if (!tg) return make_error(f.field("lora_targets"), tg.error().message);
+    j.workload.lora_targets = *tg;
+  }
   if (t.contains("tokens") == (t.contains("epochs") || t.contains("dataset_tokens")))
     return make_error(where, "give either tokens, or epochs and dataset_tokens");
   if (t.contains("tokens")) {

@@ -138,6 +138,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"tokens_per_s_band", e.tokens_per_s_band ? nlohmann::json::array({e.tokens_per_s_band->first, e.tokens_per_s_band->second})
                                                   : nlohmann::json(nullptr)},
         {"loss", to_string(w.loss)},
+        {"lora_targets", w.task == Task::lora || w.task == Task::qlora ? nlohmann::json(to_string(w.lora_targets)) : nlohmann::json(nullptr)},
         {"cp", w.par.cp},
         {"fp8_recipe", w.precision == Precision::fp8 && fp8_recipe_of(w, *stack) ? nlohmann::json(fp8_recipe_of(w, *stack)->id) : nlohmann::json(nullptr)},
         {"host_bytes", static_cast<int64_t>(mem.cpu_offload)},

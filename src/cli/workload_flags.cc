@@ -28,7 +28,10 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_option("--pp", f.pp, "pipeline-parallel stages")->capture_default_str();
   sub.add_option("--dp", f.dp, "data-parallel replicas (default: --gpus / (tp x pp))");
   sub.add_option("--virtual-stages", f.virtual_stages, "interleaved pipeline chunks per GPU")->capture_default_str();
-  sub.add_option("--lora-rank", f.lora_rank, "LoRA rank on every linear layer")->capture_default_str();
+  sub.add_option("--lora-rank", f.lora_rank, "LoRA rank of each adapter")->capture_default_str();
+  sub.add_option("--lora-targets", f.lora_targets,
+                 "linear modules with LoRA adapters: all-linear, attention, mlp, or a comma list of q, k, v, o, gate, up, down "
+                 "(PEFT's q_proj... names too; default: all-linear)");
   sub.add_option("--kv-precision", f.kv_precision, "KV cache precision (default: the activation precision)");
   sub.add_flag("--offload-optimizer", f.offload_optimizer, "keep optimizer states in CPU memory");
   sub.add_flag("--optimizer-in-backward", f.optimizer_in_backward,
@@ -132,6 +135,7 @@ std::string training_only_flag(const WorkloadFlags& w) {
   if (w.zero != 0) return "--zero";
   if (w.grad_accum != 1) return "--grad-accum";
   if (w.lora_rank != WorkloadFlags{}.lora_rank) return "--lora-rank";
+  if (!w.lora_targets.empty()) return "--lora-targets";
   if (w.cp != 1) return "--cp";
   if (w.shard_group != 0) return "--shard-group";
   if (w.no_reshard_after_forward) return "--no-reshard-after-forward";
@@ -172,6 +176,11 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.seq = f.seq != 0 ? f.seq : (model->max_position > 0 ? std::min<int64_t>(2048, model->max_position) : 2048);
   w.grad_accum = f.grad_accum;
   w.lora_rank = f.lora_rank;
+  if (!f.lora_targets.empty()) {
+    auto tg = parse_lora_targets(f.lora_targets);
+    if (!tg) return tg.error();
+    w.lora_targets = *tg;
+  }
   w.offload_optimizer = f.offload_optimizer;
   w.optimizer_in_backward = f.optimizer_in_backward;
   w.paged_optimizer = f.paged_optimizer;

@@ -30,6 +30,7 @@ struct WorkloadFlags {
   bool no_master_weights = false;
   std::string flash = "on", kv_precision;
   int64_t batch = 1, seq = 0, grad_accum = 1, lora_rank = 16;
+  std::string lora_targets;  // empty: every linear module
   int64_t gpus = 1, tp = 1, pp = 1, dp = 0, virtual_stages = 1;
   int64_t ep = 0;               // 0 = 1 (plan: searched for MoE models)
   double capacity_factor = 0;   // MoE token-dropping capacity; 0 = dropless

@@ -264,10 +264,11 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
     double trainable = 0, grad_b = 0, master_b = 0;
     if (peft) {
       // Adapters are kept and updated in fp32 (PEFT's default), so no separate master copy.
-      trainable = static_cast<double>(m.lora_parameters(w.lora_rank)) / L * stage_layers / t;
+      trainable = static_cast<double>(m.lora_parameters(w.lora_rank, w.lora_targets)) / L * stage_layers / t;
       grad_b = 4;
-      if (shard_params) add("weights", "LoRA adapters (fp32, ZeRO-3/FSDP shard)", trainable * 4 / dp, fmt::format("rank {} on every linear", w.lora_rank));
-      else add("weights", "LoRA adapters (fp32)", trainable * 4, fmt::format("rank {} on every linear", w.lora_rank));
+      const std::string where = fmt::format("rank {} on {}", w.lora_rank, w.lora_targets.all() ? "every linear" : to_string(w.lora_targets));
+      if (shard_params) add("weights", "LoRA adapters (fp32, ZeRO-3/FSDP shard)", trainable * 4 / dp, where);
+      else add("weights", "LoRA adapters (fp32)", trainable * 4, where);
     } else {
       trainable = gpu_params;
       const bool mixed = bytes_per_value(other_p) < 4;
@@ -275,7 +276,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
       grad_b = mixed && !w.gradients_in_fp32_buffers() ? 2 : 4;
       master_b = mixed && w.fp32_master_weights ? 4 : 0;
     }
-    e.trainable_parameters = static_cast<int64_t>(peft ? m.lora_parameters(w.lora_rank) : pc.total());
+    e.trainable_parameters = static_cast<int64_t>(peft ? m.lora_parameters(w.lora_rank, w.lora_targets) : pc.total());
     const double grad_div = w.par.zero >= 2 ? zero_dp : 1;
     const double expert_trainable = peft ? 0 : stage_expert;
     if (shard_params && w.par.defer_grad_reduce && !peft && !w.optimizer_in_backward) {

@@ -167,7 +167,47 @@ int64_t ModelSpec::active_parameters() const {
   return c.total() - static_cast<int64_t>(std::llround(unused));
 }
 
-int64_t ModelSpec::lora_parameters(int64_t rank) const {
+Result<LoraTargets> parse_lora_targets(std::string_view text) {
+  if (text == "all-linear" || text == "all") return LoraTargets{};
+  LoraTargets t{false, false, false, false, false, false, false};
+  if (text == "attention") {
+    t.q = t.k = t.v = t.o = true;
+    return t;
+  }
+  if (text == "mlp") {
+    t.gate = t.up = t.down = true;
+    return t;
+  }
+  const std::map<std::string, bool LoraTargets::*, std::less<>> names = {
+      {"q", &LoraTargets::q},       {"k", &LoraTargets::k},         {"v", &LoraTargets::v},
+      {"o", &LoraTargets::o},       {"gate", &LoraTargets::gate},   {"up", &LoraTargets::up},
+      {"down", &LoraTargets::down}, {"q_proj", &LoraTargets::q},    {"k_proj", &LoraTargets::k},
+      {"v_proj", &LoraTargets::v},  {"o_proj", &LoraTargets::o},    {"gate_proj", &LoraTargets::gate},
+      {"up_proj", &LoraTargets::up}, {"down_proj", &LoraTargets::down}};
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view name = text.substr(start, comma - start);
+    auto it = names.find(name);
+    if (it == names.end())
+      return make_error("--lora-targets", fmt::format("unknown module '{}' (all-linear, attention, mlp, or a comma list of "
+                                                      "q, k, v, o, gate, up, down)", name));
+    t.*(it->second) = true;
+    start = comma + 1;
+  }
+  return t;
+}
+
+std::string to_string(const LoraTargets& t) {
+  if (t.all()) return "all-linear";
+  std::string out;
+  for (auto [name, on] : {std::pair{"q", t.q}, std::pair{"k", t.k}, std::pair{"v", t.v}, std::pair{"o", t.o},
+                          std::pair{"gate", t.gate}, std::pair{"up", t.up}, std::pair{"down", t.down}})
+    if (on) out += (out.empty() ? "" : ",") + std::string(name);
+  return out;
+}
+
+int64_t ModelSpec::lora_parameters(int64_t rank, const LoraTargets& tg) const {
   // A rank-r adapter on a d_in x d_out matrix adds r * (d_in + d_out) parameters.
   const int64_t h = hidden;
   int64_t attention = 0;
@@ -177,9 +217,10 @@ int64_t ModelSpec::lora_parameters(int64_t rank) const {
     attention += rank * ((h + kv_lora_rank + qk_rope_dim) + (kv_lora_rank + heads * (qk_nope_dim + v_head_dim)) +
                          (heads * v_head_dim + h));
   } else {
-    attention = rank * ((h + q_dim()) + 2 * (h + kv_dim()) + (q_dim() + h));
+    attention = rank * ((tg.q ? h + q_dim() : 0) + (int64_t{tg.k} + int64_t{tg.v}) * (h + kv_dim()) + (tg.o ? q_dim() + h : 0));
   }
-  auto mlp = [&](int64_t f) { return rank * ((traits.glu ? 2 : 1) * (h + f) + (f + h)); };
+  const int64_t up_side = traits.glu ? int64_t{tg.gate} + int64_t{tg.up} : int64_t{tg.up};
+  auto mlp = [&](int64_t f) { return rank * (up_side * (h + f) + (tg.down ? f + h : 0)); };
   const int64_t sparse = is_moe() ? moe_layers : 0;
   return layers * attention + dense_layers() * mlp(intermediate) +
          sparse * (experts * mlp(expert_width()) + shared_experts * mlp(shared_width()));

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/status.h"
@@ -42,6 +43,20 @@ struct ReadOptions {
 std::optional<FamilyTraits> family_traits(const std::string& family);
 // The model_types family_traits knows, sorted.
 std::vector<std::string> known_families();
+
+// Which of a block's linear modules carry LoRA adapters (PEFT's target_modules, LitGPT's lora_query
+// ..., torchtune's lora_attn_modules and apply_lora_to_mlp). A module the architecture lacks (a
+// gate in a plain MLP) carries none.
+struct LoraTargets {
+  bool q = true, k = true, v = true, o = true, gate = true, up = true, down = true;
+  bool all() const { return q && k && v && o && gate && up && down; }
+  bool any() const { return q || k || v || o || gate || up || down; }
+  bool operator==(const LoraTargets&) const = default;
+};
+// "all-linear", "attention", "mlp", or a comma list of q, k, v, o, gate, up, down (or their
+// Hugging Face names q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj).
+Result<LoraTargets> parse_lora_targets(std::string_view text);
+std::string to_string(const LoraTargets& t);  // "all-linear" or the comma list
 
 // Parameter counts by kind, summed over all layers.
 struct ParameterCounts {
@@ -139,8 +154,8 @@ struct ModelSpec {
   int64_t active_parameters() const;
   // MTP modules' own parameters (embedding and head shared with the model).
   int64_t mtp_parameters() const { return parameters().mtp; }
-  // LoRA adapter parameters at `rank` on every linear layer of every block.
-  int64_t lora_parameters(int64_t rank) const;
+  // LoRA adapter parameters at `rank` on the `targets` linear modules of every block.
+  int64_t lora_parameters(int64_t rank, const LoraTargets& targets = {}) const;
 
   // Checks the shape is complete and self-consistent; fills head_dim and kv_heads defaults.
   Status validate();

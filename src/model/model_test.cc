@@ -81,6 +81,27 @@ TEST(ModelSpec, LoraRank64OnLlama2_7bAllLinears) {
   EXPECT_EQ(m.lora_parameters(64), 32 * (4 * 64 * 8192 + 3 * 64 * 15104));
 }
 
+// PEFT's default for Llama (q_proj and v_proj) at rank 8: 32 x 8 x (4096 + 4096) x 2 = 4,194,304,
+// the "trainable params: 4,194,304" PEFT prints for Llama 2 7B; an MLP-only gated model has no
+// attention adapters, and a plain MLP has no gate to adapt.
+TEST(ModelSpec, LoraTargetsCountOnlyTheAdaptedModules) {
+  const ModelSpec m = *Presets::builtin().find("llama-2-7b");
+  EXPECT_EQ(m.lora_parameters(8, *parse_lora_targets("q_proj,v_proj")), 4'194'304);
+  EXPECT_EQ(m.lora_parameters(8, *parse_lora_targets("q,v")), 4'194'304);
+  EXPECT_EQ(m.lora_parameters(8, *parse_lora_targets("mlp")), 32 * 3 * 8 * 15104);
+  EXPECT_EQ(m.lora_parameters(8, *parse_lora_targets("attention")) + m.lora_parameters(8, *parse_lora_targets("mlp")),
+            m.lora_parameters(8));
+  const ModelSpec gpt2 = *Presets::builtin().find("gpt2");
+  EXPECT_EQ(gpt2.lora_parameters(8, *parse_lora_targets("gate")), 0);
+  EXPECT_EQ(to_string(*parse_lora_targets("all-linear")), "all-linear");
+  EXPECT_EQ(to_string(*parse_lora_targets("v_proj,q_proj")), "q,v");
+  for (const char* bad : {"", "q,,v", "qkv", "lm_head", "q, v"}) {
+    auto t = parse_lora_targets(bad);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_EQ(t.error().field, "--lora-targets");
+  }
+}
+
 TEST(ModelSpec, ValidateRejectsHeadsThatDoNotDivide) {
   ModelSpec m = *Presets::builtin().find("llama-3.1-8b");
   m.kv_heads = 5;

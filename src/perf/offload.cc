@@ -9,7 +9,7 @@ namespace gpuplan {
 double offload_optimizer_step_s(const ModelSpec& m, const Workload& w, const Gpu& gpu, int64_t gpus_per_node,
                                 double host_optimizer_Bps) {
   const bool peft = w.task == Task::lora || w.task == Task::qlora;
-  const double trainable = peft ? static_cast<double>(m.lora_parameters(w.lora_rank)) : static_cast<double>(m.total_parameters());
+  const double trainable = peft ? static_cast<double>(m.lora_parameters(w.lora_rank, w.lora_targets)) : static_cast<double>(m.total_parameters());
   // Each GPU owns a shard: split by tensor and pipeline parallelism, and by ZeRO over data parallelism.
   const double shard = trainable / static_cast<double>(w.par.tp * w.par.pp) /
                        static_cast<double>(w.par.zero >= 1 ? w.par.dp : 1);

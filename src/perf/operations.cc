@@ -126,14 +126,16 @@ void adapter_ops(const ModelSpec& m, const ForwardShape& s, double sparse, std::
     add_adapter(ops, T, m.kv_lora_rank, m.heads * (m.qk_nope_dim + m.v_head_dim) / t, 1, s);
     add_adapter(ops, T, m.heads * m.v_head_dim / t, h, 1, s);
   } else {
-    add_adapter(ops, T, h, m.q_dim() / t, 1, s);
-    add_adapter(ops, T, h, m.kv_dim() / t, 2, s);  // keys and values
-    add_adapter(ops, T, m.q_dim() / t, h, 1, s);
+    const LoraTargets& tg = s.lora_targets;
+    if (tg.q) add_adapter(ops, T, h, m.q_dim() / t, 1, s);
+    if (tg.k || tg.v) add_adapter(ops, T, h, m.kv_dim() / t, double{tg.k} + double{tg.v}, s);  // keys and values
+    if (tg.o) add_adapter(ops, T, m.q_dim() / t, h, 1, s);
   }
-  const double up = m.traits.glu ? 2 : 1;
+  const LoraTargets& tg = s.lora_targets;
+  const double up = m.traits.glu ? double{tg.gate} + double{tg.up} : double{tg.up};
   auto mlp = [&](double tokens, double f, double share) {
-    add_adapter(ops, tokens, h, f, up * share, s);
-    add_adapter(ops, tokens, f, h, share, s);
+    if (up > 0) add_adapter(ops, tokens, h, f, up * share, s);
+    if (tg.down) add_adapter(ops, tokens, f, h, share, s);
   };
   if (sparse < 1) mlp(T, m.intermediate / t, 1 - sparse);
   if (sparse > 0) {

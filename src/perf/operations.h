@@ -52,6 +52,7 @@ struct ForwardShape {
   ForwardShape local() const;
   // LoRA/QLoRA training: the rank of the adapters on every block linear (0: none).
   double lora_rank = 0;
+  LoraTargets lora_targets;
 };
 
 // Routed experts one GPU runs in one MoE layer, and the token copies they process: with few

@@ -121,7 +121,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   s.other_weight_bytes = s.weight_bytes;
   s.causal_halving = w.flash_attention && !m.traits.encoder;
   s.lm_head = w.lm_head(m);
-  if (peft) s.lora_rank = static_cast<double>(w.lora_rank);
+  if (peft) s.lora_rank = static_cast<double>(w.lora_rank), s.lora_targets = w.lora_targets;
   set_expert_layout(m, w, eff, s);
 
   // ---- One micro-batch on one pipeline stage -----------------------------------------------
@@ -240,7 +240,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   const double stage_experts = stage_layers * layer_experts / static_cast<double>(xl.shards());
   const double stage_params = (stage_layers * (pc.per_layer() - layer_experts) + std::max(pc.embedding, pc.lm_head)) / tp +
                               stage_experts;
-  const double trainable = peft ? static_cast<double>(m.lora_parameters(w.lora_rank)) / m.layers * stage_layers / tp : stage_params;
+  const double trainable = peft ? static_cast<double>(m.lora_parameters(w.lora_rank, w.lora_targets)) / m.layers * stage_layers / tp : stage_params;
   const double grad_bytes =
       trainable * (s.act_bytes == 4 || (!peft && w.gradients_in_fp32_buffers()) ? 4 : 2);
   // Gradients reduce over every replica of a parameter shard: the data-parallel and the

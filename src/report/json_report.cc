@@ -95,6 +95,7 @@ json to_json(const Workload& w) {
           {"grad_accum", w.grad_accum},
           {"flash_attention", w.flash_attention},
           {"lora_rank", w.lora_rank},
+          {"lora_targets", to_string(w.lora_targets)},
           {"kv_precision", to_string(w.kv())},
           {"offload_optimizer", w.offload_optimizer},
           {"gpus", w.par.gpus()},

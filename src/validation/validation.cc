@@ -72,6 +72,13 @@ Status read_training_keys(const TomlFields& f, Workload& w) {
                         std::pair{"loss_chunk_tokens", &w.loss_chunk_tokens},
                         std::pair{"cp", &w.par.cp}, std::pair{"shard_group", &w.par.shard_group}})
     if (auto s = get_int(k, *out)) return s;
+  auto targets = f.optional_string("lora_targets");
+  if (!targets) return targets.error();
+  if (*targets) {
+    auto tg = parse_lora_targets(**targets);
+    if (!tg) return make_error(f.field("lora_targets"), tg.error().message);
+    w.lora_targets = *tg;
+  }
   auto opt = f.optional_string("optimizer");
   if (!opt) return opt.error();
   if (*opt) {

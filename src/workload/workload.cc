@@ -136,6 +136,11 @@ Status Workload::validate(const ModelSpec& m) const {
   if (auto s = check_loss_chunk()) return s;
   if (lora_rank <= 0 || lora_rank > 65536)
     return make_error("--lora-rank", fmt::format("must be between 1 and 65536, got {}", lora_rank));
+  if (!lora_targets.all()) {
+    if (task != Task::lora && task != Task::qlora) return make_error("--lora-targets", "needs --task lora or qlora");
+    if (!lora_targets.any()) return make_error("--lora-targets", "names no module");
+    if (m.is_mla()) return make_error("--lora-targets", "only all-linear is modelled for multi-head latent attention");
+  }
   if (recompute == Recompute::every && (recompute_every < 1 || recompute_every > 1024))
     return make_error("--recompute", fmt::format("every:N needs N from 1 to 1024, got {}", recompute_every));
   if (par.tp <= 0) return make_error("--tp", "must be at least 1");

@@ -104,6 +104,7 @@ struct Workload {
   std::string fp8_recipe;  // with fp8: a recipe id of data/stacks.toml; empty = the stack's first
   bool flash_attention = true;
   int64_t lora_rank = 16;
+  LoraTargets lora_targets;  // which linear modules carry the adapters (default: every one)
   std::optional<Precision> kv_precision;
   bool offload_optimizer = false;  // optimizer states (and master weights) in CPU memory
   // Each parameter's optimizer step runs in backward as its gradient arrives, so only the layer
