@@ -114,6 +114,7 @@ void add_adapter(std::vector<Op>& ops, double tokens, double d_in, double d_out,
 
 void adapter_ops(const ModelSpec& m, const ForwardShape& s, double sparse, std::vector<Op>& ops) {
   const double h = m.hidden, T = s.tokens, t = s.tp;
+  const LoraTargets& tg = s.lora_targets;  // all-linear for MLA (Workload::validate)
   if (m.is_mla()) {
     const double qk = m.qk_nope_dim + m.qk_rope_dim;
     if (m.q_lora_rank > 0) {
@@ -126,12 +127,10 @@ void adapter_ops(const ModelSpec& m, const ForwardShape& s, double sparse, std::
     add_adapter(ops, T, m.kv_lora_rank, m.heads * (m.qk_nope_dim + m.v_head_dim) / t, 1, s);
     add_adapter(ops, T, m.heads * m.v_head_dim / t, h, 1, s);
   } else {
-    const LoraTargets& tg = s.lora_targets;
     if (tg.q) add_adapter(ops, T, h, m.q_dim() / t, 1, s);
     if (tg.k || tg.v) add_adapter(ops, T, h, m.kv_dim() / t, double{tg.k} + double{tg.v}, s);  // keys and values
     if (tg.o) add_adapter(ops, T, m.q_dim() / t, h, 1, s);
   }
-  const LoraTargets& tg = s.lora_targets;
   const double up = m.traits.glu ? double{tg.gate} + double{tg.up} : double{tg.up};
   auto mlp = [&](double tokens, double f, double share) {
     if (up > 0) add_adapter(ops, tokens, h, f, up * share, s);
