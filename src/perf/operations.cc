@@ -128,10 +128,10 @@ void adapter_ops(const ModelSpec& m, const ForwardShape& s, double sparse, std::
     add_adapter(ops, T, m.heads * m.v_head_dim / t, h, 1, s);
   } else {
     if (tg.q) add_adapter(ops, T, h, m.q_dim() / t, 1, s);
-    if (tg.k || tg.v) add_adapter(ops, T, h, m.kv_dim() / t, double{tg.k} + double{tg.v}, s);  // keys and values
+    if (tg.k || tg.v) add_adapter(ops, T, h, m.kv_dim() / t, (tg.k ? 1.0 : 0.0) + (tg.v ? 1.0 : 0.0), s);  // keys and values
     if (tg.o) add_adapter(ops, T, m.q_dim() / t, h, 1, s);
   }
-  const double up = m.traits.glu ? double{tg.gate} + double{tg.up} : double{tg.up};
+  const double up = m.traits.glu ? (tg.gate ? 1.0 : 0.0) + (tg.up ? 1.0 : 0.0) : (tg.up ? 1.0 : 0.0);
   auto mlp = [&](double tokens, double f, double share) {
     if (up > 0) add_adapter(ops, tokens, h, f, up * share, s);
     if (tg.down) add_adapter(ops, tokens, f, h, share, s);
