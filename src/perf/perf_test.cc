@@ -276,6 +276,25 @@ TEST(Training, UnfusedAdamwMovesMoreBytesAParameter) {
   EXPECT_NEAR(opt(unfused) / opt(fused), 72.0 / 28.0, 1e-9);
 }
 
+// A model trained in bf16 with no fp32 master copy keeps its AdamW states in bf16 (torch.optim
+// creates them as zeros_like(param)): each pass moves half the bytes, as the memory model counts
+// half the state bytes.
+TEST(Training, AdamwOverBf16ParametersMovesHalfTheBytes) {
+  Workload w = training(Task::full, 1, 512);
+  const ModelSpec m = preset("llama-3.1-8b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Stack hf = stack("hf");
+  const Efficiency e = unfitted(g, hf);
+  const auto opt = [&](const Workload& x) { return estimate_training(m, x, g, e, hf, default_cluster(g), {}).breakdown.optimizer_s; };
+  const double master = opt(w);
+  w.fp32_master_weights = false;
+  EXPECT_NEAR(opt(w) / master, 0.5, 1e-9);
+  w.optimizer = Optimizer::adamw8bit;  // its states are 8-bit whatever the weights
+  const double eight = opt(w);
+  w.fp32_master_weights = true;
+  EXPECT_DOUBLE_EQ(opt(w), eight);
+}
+
 // BERT fine-tuned for classification or QA spans swaps its MLM head for a small task head: no
 // vocabulary projection and no cross-entropy over 30,522 logits a token (the memory model already
 // leaves the logits out). Pre-training keeps the MLM head.
@@ -338,11 +357,14 @@ TEST(Training, AutocastCastsFp32WeightsEveryMicroBatch) {
   w.precision = Precision::fp32;  // nothing to cast
   EXPECT_DOUBLE_EQ(run(hf).step_time_s, run(half).step_time_s);
   // A model loaded in 16 bits (--no-master-weights, row key master_weights = false) has no fp32
-  // weights to cast, no master copy in memory (4 B) and AdamW states like the weights (4 B less).
+  // weights to cast, no master copy in memory (4 B) and AdamW states like the weights (4 B less),
+  // whose update moves half the bytes.
   w.precision = Precision::fp16;
   Workload loaded16 = w;
   loaded16.fp32_master_weights = false;
-  EXPECT_DOUBLE_EQ(estimate_training(m, loaded16, g, e, hf, default_cluster(g), {}).step_time_s, run(half).step_time_s);
+  const TrainingEstimate l16 = estimate_training(m, loaded16, g, e, hf, default_cluster(g), {}), no_cast = run(half);
+  EXPECT_NEAR(l16.step_time_s - l16.breakdown.optimizer_s, no_cast.step_time_s - no_cast.breakdown.optimizer_s, 1e-12);
+  EXPECT_NEAR(l16.breakdown.optimizer_s, no_cast.breakdown.optimizer_s / 2, 1e-12);
   EXPECT_NEAR(estimate_memory(m, w, e).model_states() - estimate_memory(m, loaded16, e).model_states(), 8 * params,
               0.01 * 8 * params);
 }

@@ -339,6 +339,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // and p.add_(-update) (20): 84 B a parameter.
     case Optimizer::adafactor: opt_bytes_per_param = 84; break;
   }
+  // Those passes run over the parameters' dtype: a model trained in 16 bits with no fp32 master
+  // copy (torch.optim states are zeros_like(param)) moves half the bytes, as memory counts them.
+  if (!peft && !w.fp32_master_weights && s.act_bytes == 2 && w.optimizer != Optimizer::adamw8bit) opt_bytes_per_param /= 2;
   const double opt_shard = w.par.zero >= 1 ? static_cast<double>(shard) : 1.0;
   const double optimizer_s = trainable / opt_shard * opt_bytes_per_param / vector_Bps(gpu, eff);
 
