@@ -129,6 +129,8 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   if (*targets) {
     auto tg = parse_lora_targets(**targets);
     if (!tg) return make_error(f.field("lora_targets"), tg.error().message);
+    if (!tg->all() && j.workload.task != Task::lora && j.workload.task != Task::qlora)
+      return make_error(f.field("lora_targets"), "needs task = \"lora\" or \"qlora\"");
     j.workload.lora_targets = *tg;
   }
   if (t.contains("tokens") == (t.contains("epochs") || t.contains("dataset_tokens")))
