@@ -115,7 +115,7 @@ check advise_wrong_type 2 "training\[0\].tokens: must be a number" -- advise "$t
 printf '[[training]]\nname="x"\nmodel="gpt2"\ntask="lora"\ntokens=1e9\nlora_targets="q,zz"\n' >"$tmp/w5.toml"
 check advise_bad_lora_targets 2 "training\[0\].lora_targets: unknown module 'zz'" -- advise "$tmp/w5.toml"
 printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\nlora_targets="q,v"\n' >"$tmp/w6.toml"
-check advise_lora_targets_need_lora 2 "training\[0\].lora_targets: needs task" -- advise "$tmp/w6.toml"
+check advise_lora_targets_need_lora 2 "training\[0\].lora_targets: needs --task lora or qlora" -- advise "$tmp/w6.toml"
 printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\ndeadline=2020-01-01\n' >"$tmp/w3.toml"
 check advise_past_deadline 2 "deadline: 2020-01-01 is not in the future" -- advise "$tmp/w3.toml"
 printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\n[constraints]\nbudget_monthly_usd=0\n' >"$tmp/w4.toml"

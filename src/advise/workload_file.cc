@@ -38,6 +38,17 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
+// Workload::validate names the command-line flag (--lora-targets); a file's error names its key
+// (training[0].lora_targets).
+Error at_file_key(const std::string& where, const Error& e) {
+  std::string key = e.field;
+  if (key.rfind("--", 0) == 0) {
+    key.erase(0, 2);
+    std::replace(key.begin(), key.end(), '-', '_');
+  }
+  return make_error(where + "." + key, e.message);
+}
+
 Result<double> positive(const TomlFields& f, const char* key, double max) {
   auto v = f.number(key);
   if (!v) return v.error();
@@ -127,10 +138,8 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   auto targets = f.optional_string("lora_targets");
   if (!targets) return targets.error();
   if (*targets) {
-    auto tg = parse_lora_targets(**targets);
-    if (!tg) return make_error(f.field("lora_targets"), tg.error().message);
-    if (!tg->all() && j.workload.task != Task::lora && j.workload.task != Task::qlora)
-      return make_error(f.field("lora_targets"), "needs task = \"lora\" or \"qlora\"");
+    auto tg = parse_lora_targets(**targets, f.field("lora_targets"));
+    if (!tg) return tg.error();
     j.workload.lora_targets = *tg;
   }
   if (t.contains("tokens") == (t.contains("epochs") || t.contains("dataset_tokens")))
@@ -169,7 +178,7 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
     if (!v) return v.error();
     j.deadline_s = *v * 86400.0;
   }
-  if (auto s = j.workload.validate(j.model)) return make_error(where + "." + s->field, s->message);
+  if (auto s = j.workload.validate(j.model)) return at_file_key(where, *s);
   return j;
 }
 
@@ -231,7 +240,7 @@ Result<InferenceService> parse_service(const toml::table& t, const std::string& 
   s.attention_dp = *choice;
   if (std::string why = attention_dp_choice_refusal(s.attention_dp, s.model, s.engine); !why.empty())
     return make_error(f.field("attention_dp"), why);
-  if (auto e = s.workload.validate(s.model)) return make_error(where + "." + e->field, e->message);
+  if (auto e = s.workload.validate(s.model)) return at_file_key(where, *e);
   return s;
 }
 

@@ -57,7 +57,8 @@ bool Engine::matvec_limit_binds(const Efficiency& gpu_eff, const Gpu& gpu, Preci
 Efficiency Engine::decode_efficiency(const Efficiency& gpu_eff, const Gpu& gpu, Precision p, bool moe) const {
   Efficiency e = gpu_eff;
   e.memory_max_fraction = decode_stream_share(gpu_eff, gpu, p);
-  if (matvec_limit_binds(gpu_eff, gpu, p)) e.memory_max_fraction = matvec_stream_limit_Bps(gpu, p) / gpu.memory_bw_Bps;
+  if (const double limit = matvec_stream_limit_Bps(gpu, p); limit > 0)
+    e.memory_max_fraction = std::min(e.memory_max_fraction, limit / gpu.memory_bw_Bps);
   e.attention_fraction = gpu_eff.attention_fraction * attention_relative;
   if (cuda_graphs && (moe_cuda_graphs || !moe)) e.kernel_overhead_s = graph_kernel_overhead_s;
   return e;

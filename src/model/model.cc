@@ -167,7 +167,7 @@ int64_t ModelSpec::active_parameters() const {
   return c.total() - static_cast<int64_t>(std::llround(unused));
 }
 
-Result<LoraTargets> parse_lora_targets(std::string_view text) {
+Result<LoraTargets> parse_lora_targets(std::string_view text, const std::string& field) {
   if (text == "all-linear" || text == "all") return LoraTargets{};
   LoraTargets t{false, false, false, false, false, false, false};
   if (text == "attention") {
@@ -190,7 +190,7 @@ Result<LoraTargets> parse_lora_targets(std::string_view text) {
     const std::string_view name = text.substr(start, comma - start);
     auto it = names.find(name);
     if (it == names.end())
-      return make_error("--lora-targets", fmt::format("unknown module '{}' (all-linear, attention, mlp, or a comma list of "
+      return make_error(field, fmt::format("unknown module '{}' (all-linear, attention, mlp, or a comma list of "
                                                       "q, k, v, o, gate, up, down)", name));
     t.*(it->second) = true;
     start = comma + 1;

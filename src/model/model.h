@@ -54,8 +54,9 @@ struct LoraTargets {
   bool operator==(const LoraTargets&) const = default;
 };
 // "all-linear", "attention", "mlp", or a comma list of q, k, v, o, gate, up, down (or their
-// Hugging Face names q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj).
-Result<LoraTargets> parse_lora_targets(std::string_view text);
+// Hugging Face names q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj). Errors name
+// `field` (the flag, or a file's key).
+Result<LoraTargets> parse_lora_targets(std::string_view text, const std::string& field = "--lora-targets");
 std::string to_string(const LoraTargets& t);  // "all-linear" or the comma list
 
 // Parameter counts by kind, summed over all layers.

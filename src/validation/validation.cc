@@ -75,8 +75,8 @@ Status read_training_keys(const TomlFields& f, Workload& w) {
   auto targets = f.optional_string("lora_targets");
   if (!targets) return targets.error();
   if (*targets) {
-    auto tg = parse_lora_targets(**targets);
-    if (!tg) return make_error(f.field("lora_targets"), tg.error().message);
+    auto tg = parse_lora_targets(**targets, f.field("lora_targets"));
+    if (!tg) return tg.error();
     w.lora_targets = *tg;
   }
   auto opt = f.optional_string("optimizer");
