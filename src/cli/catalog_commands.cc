@@ -125,6 +125,7 @@ nlohmann::json stack_json(const Stack& s) {
                     {"pp_defers_grad_reduce", s.pp_defers_grad_reduce},
                     {"accumulation_defers_grad_reduce", s.accumulation_defers_grad_reduce},
                     {"frozen_weights_get_grads", s.frozen_weights_get_grads}}},
+          {"quantized_base_keeps_input", s.quantized_base_keeps_input},
           {"host_optimizer_fraction", s.host_optimizer_fraction},
           {"zero3_persistence_threshold", s.zero3_persistence_threshold},
           {"source", s.source},

@@ -83,7 +83,22 @@ LayerActivations layer_activations(const ModelSpec& m, const Workload& w, bool f
   const double sparse = m.is_moe() ? static_cast<double>(m.moe_layers) / m.layers : 0.0;
   mlp += (1 - sparse) * mlp_per_expert + sparse * moe_layer_activations(m, w, eff);
   const double extra_norms = (m.traits.norms_per_layer - 2) * h * rep;
-  double bytes = (attn + mlp + extra_norms) * B;
+  // QLoRA through bitsandbytes keeps, beyond what a 16-bit LoRA run keeps, the input of every 4-bit
+  // linear: MatMul4Bit stores A for backward whenever it needs a gradient (bitsandbytes
+  // autograd/_functions.py: "if any(ctx.needs_input_grad[:2]): ctx.tensors = (A, B)"), where
+  // PyTorch saves a frozen 16-bit linear's input only for its weight gradient, which it does not
+  // compute (torchgen gen_variable_type.py guard_for). The adapters keep their own inputs after
+  // dropout, so nothing is shared: the attention input, the output projection's (a fresh copy once
+  // the heads are transposed back), the MLP input and the down projection's.
+  double kept_inputs = 0;
+  if (w.task == Task::qlora && w.quantized_base_keeps_input) {
+    const ExpertLayout xl = expert_layout(w.par);
+    const double load = w.moe_capacity_factor > 0 ? w.moe_capacity_factor : eff.moe_load_imbalance;
+    const double moe_down = m.is_moe() ? (m.experts_per_token * load * m.expert_width() / xl.etp +
+                                          m.shared_experts * m.shared_width() / t) : 0.0;
+    kept_inputs = h * rep + qd / t + h * rep + (1 - sparse) * f / t + sparse * moe_down;
+  }
+  double bytes = (attn + mlp + extra_norms + kept_inputs) * B;
   if (m.traits.dropout) bytes += 2 * h * rep;  // two 1-byte dropout masks
   double core = 0;
   const double heads = m.heads / t;

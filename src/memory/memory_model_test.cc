@@ -314,6 +314,30 @@ TEST(Memory, LoraTrainsOnlyAdapters) {
   EXPECT_LT(e.gradients, 0.02 * e.weights);  // rank-16 adapters are ~0.5% of 8B
 }
 
+// bitsandbytes' MatMul4Bit keeps each 4-bit linear's input for backward; torchao's NF4 linear keeps
+// only the weight, as a frozen 16-bit nn.Linear does. Llama 2 7B without recompute: per layer and
+// token, the attention input h, the output projection's input h, the MLP input h and the down
+// projection's input 11008, in bf16, in all 32 layers.
+TEST(Memory, BitsandbytesQloraKeepsTheInputsOfItsFourBitLinears) {
+  Workload w;
+  w.task = Task::qlora;
+  w.micro_batch = 1;
+  w.seq = 1304;
+  w.recompute = Recompute::none;
+  const ModelSpec m = preset("llama-2-7b");
+  Workload bnb = w, torchao = w;
+  apply_stack_training(*StackCatalog::builtin().find("hf"), bnb);
+  apply_stack_training(*StackCatalog::builtin().find("torchtune"), torchao);
+  const auto layer_acts = [&](const Workload& x) {
+    return term_bytes(estimate_memory(m, x, eff_for("a100-40gb-sxm")), "layer activations");
+  };
+  const double kept = (3.0 * 4096 + 11008) * 2 * 1304 * 32;
+  EXPECT_NEAR(layer_acts(bnb) - layer_acts(torchao), kept, 1e-6 * kept);
+  // A 16-bit LoRA run through the same stack keeps none of them.
+  bnb.task = Task::lora;
+  EXPECT_NEAR(layer_acts(bnb), layer_acts(torchao), 1.0);
+}
+
 TEST(Memory, QloraOf8bFitsOnA24GbCard) {
   // The common single-GPU QLoRA recipe (QLoRA paper; Answer.AI): 8B at 2k context with checkpointing.
   Workload w;

@@ -53,6 +53,7 @@ void apply_stack_training(const Stack& stack, Workload& w) {
   w.fp32_master_weights = stack.master_weights;
   w.accumulation_defers_grad_reduce = stack.accumulation_defers_grad_reduce;
   w.frozen_weights_get_grads = stack.frozen_weights_get_grads;
+  w.quantized_base_keeps_input = stack.quantized_base_keeps_input;
   w.bf16_grads_in_fp32 = stack.bf16_grads_in_fp32;
 }
 
@@ -147,7 +148,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "zero3_persistence_threshold", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "quantized_base_keeps_input", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "zero3_persistence_threshold", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -176,6 +177,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
                                 std::tuple{"pp_defers_grad_reduce", &s.pp_defers_grad_reduce, false},
                                 std::tuple{"accumulation_defers_grad_reduce", &s.accumulation_defers_grad_reduce, false},
                                 std::tuple{"frozen_weights_get_grads", &s.frozen_weights_get_grads, false},
+                                std::tuple{"quantized_base_keeps_input", &s.quantized_base_keeps_input, false},
                                 std::tuple{"master_weights", &s.master_weights, true},
                                 std::tuple{"bf16_grads_in_fp32", &s.bf16_grads_in_fp32, false},
                                 std::tuple{"fused_optimizer", &s.fused_optimizer, true},

@@ -89,6 +89,9 @@ struct Stack {
   // FSDP1 with use_orig_params=True and a wrapped layer mixing frozen and trainable weights (LoRA
   // under Fabric's defaults): the layer's flat parameter gets gradients for all of its weights.
   bool frozen_weights_get_grads = false;
+  // QLoRA's 4-bit base linears keep their input for backward (bitsandbytes' MatMul4Bit stores A
+  // whenever it needs a gradient), where a frozen 16-bit nn.Linear keeps none.
+  bool quantized_base_keeps_input = false;
   // Mixed precision with an fp32 master copy of the weights (false: the bf16 weights are trained
   // directly, as torchtune's recipes do).
   bool master_weights = true;

@@ -121,6 +121,8 @@ struct Workload {
   // ones get gradients too.
   bool accumulation_defers_grad_reduce = false;
   bool frozen_weights_get_grads = false;
+  // QLoRA's 4-bit base linears keep their inputs for backward (the stack's field of the same name).
+  bool quantized_base_keeps_input = false;
   // bf16 gradients accumulated and reduced in fp32 (the stack's field of the same name).
   bool bf16_grads_in_fp32 = false;
   // Whether this run's 16-bit gradients live in fp32 buffers: bf16 (and FP8 recipes, whose
