@@ -126,6 +126,8 @@ nlohmann::json stack_json(const Stack& s) {
                     {"accumulation_defers_grad_reduce", s.accumulation_defers_grad_reduce},
                     {"frozen_weights_get_grads", s.frozen_weights_get_grads}}},
           {"quantized_base_keeps_input", s.quantized_base_keeps_input},
+          {"qlora_quantizes_lm_head", s.qlora_quantizes_lm_head},
+          {"qlora_dequantized_copies", s.qlora_dequantized_copies},
           {"host_optimizer_fraction", s.host_optimizer_fraction},
           {"zero3_persistence_threshold", s.zero3_persistence_threshold},
           {"source", s.source},

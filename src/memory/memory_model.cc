@@ -239,9 +239,12 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
                              dense_linear * xw.dense_linear_bytes / t_dense + xw.layer_params_per_gpu * xw.bytes;
   const double layer_params = (rest_linear + layer_other) / t_rest + dense_linear / t_dense + xw.layer_params_per_gpu;
   const double emb_params = static_cast<double>(pc.embedding) / t_rest;
-  // With pipeline stages a tied LM head is a second copy on the last stage (Megatron does so).
+  // With pipeline stages a tied LM head is a second copy on the last stage (Megatron does so). A
+  // stack whose QLoRA quantises the LM head too holds it apart from the 16-bit embedding, in 4 bits.
+  const bool quantized_head = w.task == Task::qlora && w.qlora_quantizes_lm_head;
   const double head_params =
-      static_cast<double>(pc.lm_head > 0 ? pc.lm_head : (w.par.pp > 1 ? pc.embedding : 0)) / t_rest;
+      static_cast<double>(pc.lm_head > 0 ? pc.lm_head : (w.par.pp > 1 || quantized_head ? pc.embedding : 0)) / t_rest;
+  const double head_b = quantized_head ? lb : ob;
   const double tail_params = static_cast<double>(pc.final_norm + pc.heads) / t_rest;
   // The most loaded pipeline stage: the first (embedding) or the last (LM head).
   const double first_params = stage_layers * layer_params + emb_params + (w.par.pp == 1 ? head_params + tail_params : 0);
@@ -250,7 +253,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   const bool first_is_max = first_params >= last_params;
   const double gpu_weight_bytes = stage_layers * layer_bytes +
       (first_is_max || w.par.pp == 1 ? emb_params * ob : 0) +
-      (!first_is_max || w.par.pp == 1 ? (head_params + tail_params) * ob : 0);
+      (!first_is_max || w.par.pp == 1 ? head_params * head_b + tail_params * ob : 0);
   std::string split = w.par.tp > 1 || w.par.pp > 1
       ? fmt::format(" on the busiest of {} pipeline stages, / tp {}", w.par.pp, w.par.tp) : "";
   const bool shard_params = w.par.zero >= 3 && w.par.shard_ranks() > 1;
@@ -456,10 +459,16 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   // ---- Overhead --------------------------------------------------------------------------------
   add("overhead", "library workspaces (cuBLAS etc.)", eff.workspace_bytes, "efficiency.toml workspace_mib");
   if (bytes_per_value(linear_p) < 2 && linear_p != Precision::fp8) {
-    // Weight-only kernels dequantise one linear at a time into 16-bit.
-    const double largest = std::max<double>(static_cast<double>(m.hidden) * std::max(m.q_dim(), m.intermediate),
-                                            static_cast<double>(m.hidden) * m.q_dim());
-    add("overhead", "dequantisation buffer", largest / t * 2, "largest linear in 16-bit");
+    // Weight-only kernels dequantise one linear at a time into 16-bit; a QLoRA that quantises the
+    // LM head dequantises that too, and one whose 4-bit state was made from float16 weights casts
+    // the float16 copy to the compute dtype, two copies alive at once.
+    double largest = std::max<double>(static_cast<double>(m.hidden) * std::max(m.q_dim(), m.intermediate),
+                                      static_cast<double>(m.hidden) * m.q_dim());
+    if (quantized_head) largest = std::max(largest, static_cast<double>(m.hidden) * static_cast<double>(m.vocab));
+    const double copies = w.task == Task::qlora ? w.qlora_dequantized_copies : 1;
+    add("overhead", "dequantisation buffer", largest / t * 2 * copies,
+        copies > 1 ? fmt::format("largest linear{} in 16-bit, {:.0f} copies", quantized_head ? " (the LM head)" : "", copies)
+                   : std::string(quantized_head ? "largest linear (the LM head) in 16-bit" : "largest linear in 16-bit"));
   }
   for (const auto& term : e.terms) {
     if (term.group == "weights") e.weights += term.bytes;

@@ -338,6 +338,27 @@ TEST(Memory, BitsandbytesQloraKeepsTheInputsOfItsFourBitLinears) {
   EXPECT_NEAR(layer_acts(bnb), layer_acts(torchao), 1.0);
 }
 
+// Lightning's bitsandbytes plugin replaces the nn.Linear class, LitGPT's LM head included, and
+// quantises from float16, so a dequantised linear is a float16 copy and its bf16 cast at once.
+// Llama 3.1 8B: the head's 128256 x 4096 values move from 2 B to nf4, and the buffer is that head
+// in 16 bits twice where the Hugging Face stack's is its largest block linear once.
+TEST(Memory, LitgptQloraQuantisesTheHeadAndDequantisesItTwice) {
+  Workload w;
+  w.task = Task::qlora;
+  w.micro_batch = 1;
+  w.seq = 512;
+  const ModelSpec m = preset("llama-3.1-8b");
+  Workload lit = w, hf = w;
+  apply_stack_training(*StackCatalog::builtin().find("litgpt"), lit);
+  apply_stack_training(*StackCatalog::builtin().find("hf"), hf);
+  const MemoryEstimate a = estimate_memory(m, lit, eff_for("a100-40gb-sxm"));
+  const MemoryEstimate b = estimate_memory(m, hf, eff_for("a100-40gb-sxm"));
+  const double head = 128256.0 * 4096;
+  EXPECT_NEAR(b.weights - a.weights, head * (2 - bytes_per_value(Precision::nf4)), 1e-6 * head);
+  EXPECT_NEAR(term_bytes(a, "dequantisation buffer"), head * 2 * 2, 1.0);
+  EXPECT_NEAR(term_bytes(b, "dequantisation buffer"), 14336.0 * 4096 * 2, 1.0);
+}
+
 TEST(Memory, QloraOf8bFitsOnA24GbCard) {
   // The common single-GPU QLoRA recipe (QLoRA paper; Answer.AI): 8B at 2k context with checkpointing.
   Workload w;

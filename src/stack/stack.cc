@@ -54,6 +54,8 @@ void apply_stack_training(const Stack& stack, Workload& w) {
   w.accumulation_defers_grad_reduce = stack.accumulation_defers_grad_reduce;
   w.frozen_weights_get_grads = stack.frozen_weights_get_grads;
   w.quantized_base_keeps_input = stack.quantized_base_keeps_input;
+  w.qlora_quantizes_lm_head = stack.qlora_quantizes_lm_head;
+  w.qlora_dequantized_copies = stack.qlora_dequantized_copies;
   w.bf16_grads_in_fp32 = stack.bf16_grads_in_fp32;
 }
 
@@ -148,7 +150,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "quantized_base_keeps_input", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "zero3_persistence_threshold", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "quantized_base_keeps_input", "qlora_quantizes_lm_head", "qlora_dequantized_copies", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "zero3_persistence_threshold", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -178,6 +180,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
                                 std::tuple{"accumulation_defers_grad_reduce", &s.accumulation_defers_grad_reduce, false},
                                 std::tuple{"frozen_weights_get_grads", &s.frozen_weights_get_grads, false},
                                 std::tuple{"quantized_base_keeps_input", &s.quantized_base_keeps_input, false},
+                                std::tuple{"qlora_quantizes_lm_head", &s.qlora_quantizes_lm_head, false},
                                 std::tuple{"master_weights", &s.master_weights, true},
                                 std::tuple{"bf16_grads_in_fp32", &s.bf16_grads_in_fp32, false},
                                 std::tuple{"fused_optimizer", &s.fused_optimizer, true},
@@ -207,6 +210,10 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   if (*persist && (**persist < 0 || **persist > (1LL << 40)))
     return make_error(f.field("zero3_persistence_threshold"), "must be between 0 and 2^40 elements");
   s.zero3_persistence_threshold = persist->value_or(0);
+  auto copies = f.optional_integer("qlora_dequantized_copies");
+  if (!copies) return copies.error();
+  if (*copies && (**copies < 1 || **copies > 4)) return make_error(f.field("qlora_dequantized_copies"), "must be between 1 and 4");
+  s.qlora_dequantized_copies = static_cast<double>(copies->value_or(1));
   if (const toml::node* n = t.get("eager_attention_bytes_per_score")) {
     const toml::table* e = n->as_table();
     if (!e) return make_error(f.field("eager_attention_bytes_per_score"), "must be a table { forward = B, backward = B }");

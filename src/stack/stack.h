@@ -92,6 +92,10 @@ struct Stack {
   // QLoRA's 4-bit base linears keep their input for backward (bitsandbytes' MatMul4Bit stores A
   // whenever it needs a gradient), where a frozen 16-bit nn.Linear keeps none.
   bool quantized_base_keeps_input = false;
+  // QLoRA quantises the LM head as well as the block linears (a precision plugin that replaces every
+  // nn.Linear), and how many 16-bit copies a 4-bit linear's dequantisation makes at once.
+  bool qlora_quantizes_lm_head = false;
+  double qlora_dequantized_copies = 1;
   // Mixed precision with an fp32 master copy of the weights (false: the bf16 weights are trained
   // directly, as torchtune's recipes do).
   bool master_weights = true;

@@ -131,6 +131,11 @@ TEST(Stacks, FileErrorsNameTheField) {
     ASSERT_FALSE(bad_eager.ok()) << eager;
     EXPECT_NE(bad_eager.error().field.find("eager_attention_bytes_per_score"), std::string::npos) << eager;
   }
+  for (const char* copies : {"qlora_dequantized_copies = 0\n", "qlora_dequantized_copies = 9\n", "qlora_dequantized_copies = 1.5\n"}) {
+    auto bad_copies = StackCatalog::from_toml(std::string(kernel) + recipe + stack(std::string("attention = { default = \"k\" }\n") + copies), "t");
+    ASSERT_FALSE(bad_copies.ok()) << copies;
+    EXPECT_NE(bad_copies.error().field.find("qlora_dequantized_copies"), std::string::npos) << copies;
+  }
 }
 
 TEST(Recompute, ParsesEveryN) {

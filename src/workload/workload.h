@@ -123,6 +123,9 @@ struct Workload {
   bool frozen_weights_get_grads = false;
   // QLoRA's 4-bit base linears keep their inputs for backward (the stack's field of the same name).
   bool quantized_base_keeps_input = false;
+  // QLoRA's LM head in 4 bits, and the 16-bit copies a dequantisation makes (the stack's fields).
+  bool qlora_quantizes_lm_head = false;
+  double qlora_dequantized_copies = 1;
   // bf16 gradients accumulated and reduced in fp32 (the stack's field of the same name).
   bool bf16_grads_in_fp32 = false;
   // Whether this run's 16-bit gradients live in fp32 buffers: bf16 (and FP8 recipes, whose
