@@ -116,6 +116,8 @@ printf '[[training]]\nname="x"\nmodel="gpt2"\ntask="lora"\ntokens=1e9\nlora_targ
 check advise_bad_lora_targets 2 "training\[0\].lora_targets: unknown module 'zz'" -- advise "$tmp/w5.toml"
 printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\nlora_targets="q,v"\n' >"$tmp/w6.toml"
 check advise_lora_targets_need_lora 2 "training\[0\].lora_targets: needs --task lora or qlora" -- advise "$tmp/w6.toml"
+printf '[[training]]\nname="x"\nmodel="gpt2"\ntask="lora"\ntokens=1e9\ndouble_quant=false\n' >"$tmp/w6b.toml"
+check advise_double_quant_needs_qlora 2 "training\[0\].double_quant: needs --task qlora" -- advise "$tmp/w6b.toml"
 printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\ndeadline=2020-01-01\n' >"$tmp/w3.toml"
 check advise_past_deadline 2 "deadline: 2020-01-01 is not in the future" -- advise "$tmp/w3.toml"
 printf '[[training]]\nname="x"\nmodel="gpt2"\ntokens=1e9\n[constraints]\nbudget_monthly_usd=0\n' >"$tmp/w4.toml"
@@ -149,6 +151,10 @@ json_has memory_lora_targets "d['workload']['lora_targets'] == 'q,v'" -- memory 
 json_has train_lora_targets "d['lora_targets'] == 'attention' or d['lora_targets'] == 'q,k,v,o'" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --task lora --lora-targets attention --json
 check lora_targets_unknown 2 "lora-targets.*unknown module 'qkv'" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --task lora --lora-targets qkv
 check lora_targets_needs_lora 2 "lora-targets.*needs --task lora or qlora" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --lora-targets q,v
+# Without double quantisation bitsandbytes keeps an fp32 scale per 64 weights: 4.5 bits, not 4.127.
+json_has memory_no_double_quant "d['workload']['double_quant'] is False and d['memory_per_gpu_bytes'] > 0" -- memory --model llama-3.1-8b --task qlora --no-double-quant --json
+json_has train_double_quant "d['double_quant'] is True" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --task qlora --json
+check no_double_quant_needs_qlora 2 "no-double-quant.*needs --task qlora" -- memory --model llama-3.1-8b --task lora --no-double-quant
 json_has memory_names_stack "d['stack'] == 'hf'" -- memory --model llama-3.1-8b --task lora --json
 json_has plan_names_stack "d['stack'] == 'torchtitan-compile' and d['best']['stack'] == 'torchtitan-compile'" -- plan --model llama-3.1-8b --gpu h100-sxm --gpus 8 --stack torchtitan-compile --json
 # Issue 9: bands from the cross-validated residuals, named fabrics, loss, context parallelism, fit.

@@ -45,6 +45,8 @@ Error at_file_key(const std::string& where, const Error& e) {
   if (key.rfind("--", 0) == 0) {
     key.erase(0, 2);
     std::replace(key.begin(), key.end(), '-', '_');
+    // A --no-X switch is the file's X = false.
+    if (key.rfind("no_", 0) == 0) key.erase(0, 3);
   }
   return make_error(where + "." + key, e.message);
 }
@@ -94,7 +96,7 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   TomlFields f(t, where);
   if (auto s = f.only_keys({"name", "model", "task", "precision", "optimizer", "seq", "lora_rank", "lora_targets", "flash_attention",
                             "tokens", "epochs", "dataset_tokens", "global_batch", "deadline", "deadline_days", "runs",
-                            "kv_precision", "stack", "master_weights"}))
+                            "kv_precision", "stack", "master_weights", "double_quant"}))
     return *s;
   TrainingJob j;
   auto name = f.string("name");
@@ -120,6 +122,9 @@ Result<TrainingJob> parse_job(const toml::table& t, const std::string& where, in
   auto master = f.optional_boolean("master_weights");  // false: the model is loaded in 16 bits
   if (!master) return master.error();
   if (*master) j.workload.fp32_master_weights = **master;
+  auto dq = f.optional_boolean("double_quant");  // false: bitsandbytes' 4-bit default, 4.5 bits a weight
+  if (!dq) return dq.error();
+  if (*dq) j.workload.double_quant = **dq;
   auto opt = f.optional_string("optimizer");
   if (!opt) return opt.error();
   if (*opt) {

@@ -139,6 +139,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
                                                   : nlohmann::json(nullptr)},
         {"loss", to_string(w.loss)},
         {"lora_targets", w.task == Task::lora || w.task == Task::qlora ? nlohmann::json(to_string(w.lora_targets)) : nlohmann::json(nullptr)},
+        {"double_quant", w.task == Task::qlora ? nlohmann::json(w.double_quant) : nlohmann::json(nullptr)},
         {"cp", w.par.cp},
         {"fp8_recipe", w.precision == Precision::fp8 && fp8_recipe_of(w, *stack) ? nlohmann::json(fp8_recipe_of(w, *stack)->id) : nlohmann::json(nullptr)},
         {"host_bytes", static_cast<int64_t>(mem.cpu_offload)},

@@ -45,6 +45,9 @@ void add_workload_flags(CLI::App& sub, WorkloadFlags& f) {
   sub.add_flag("--no-master-weights", f.no_master_weights,
                "the model is held in 16 bits (loaded with torch_dtype=bfloat16): no fp32 master copy, so no autocast weight casts "
                "(default: the stack's)");
+  sub.add_flag("--no-double-quant", f.no_double_quant,
+               "QLoRA's 4-bit weights keep an fp32 scale per 64 (4.5 bits a weight: bitsandbytes' default, LitGPT's bnb.nf4) "
+               "instead of the QLoRA paper's double quantisation (4.127 bits)");
   sub.add_option("--ep", f.ep, "expert-parallel degree for mixture-of-experts models (divides tp x dp; plan searches it when not given)");
   sub.add_option("--capacity-factor", f.capacity_factor, "MoE expert capacity factor when tokens are dropped (default: dropless)");
   sub.add_flag("--assume-dense", f.assume_dense,
@@ -140,6 +143,7 @@ std::string training_only_flag(const WorkloadFlags& w) {
   if (w.shard_group != 0) return "--shard-group";
   if (w.no_reshard_after_forward) return "--no-reshard-after-forward";
   if (w.no_master_weights) return "--no-master-weights";
+  if (w.no_double_quant) return "--no-double-quant";
   if (w.offload_optimizer) return "--offload-optimizer";
   if (w.optimizer_in_backward) return "--optimizer-in-backward";
   if (w.paged_optimizer) return "--paged-optimizer";
@@ -176,6 +180,7 @@ Result<std::pair<ModelSpec, Workload>> build_workload(const WorkloadFlags& f) {
   w.seq = f.seq != 0 ? f.seq : (model->max_position > 0 ? std::min<int64_t>(2048, model->max_position) : 2048);
   w.grad_accum = f.grad_accum;
   w.lora_rank = f.lora_rank;
+  w.double_quant = !f.no_double_quant;
   if (!f.lora_targets.empty()) {
     auto tg = parse_lora_targets(f.lora_targets);
     if (!tg) return tg.error();

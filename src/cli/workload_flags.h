@@ -28,6 +28,7 @@ struct WorkloadFlags {
   int64_t cp = 1, shard_group = 0;
   bool no_reshard_after_forward = false;
   bool no_master_weights = false;
+  bool no_double_quant = false;
   std::string flash = "on", kv_precision;
   int64_t batch = 1, seq = 0, grad_accum = 1, lora_rank = 16;
   std::string lora_targets;  // empty: every linear module

@@ -225,7 +225,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
   if (w.precision == Precision::tf32) linear_p = other_p = Precision::fp32;
   if (w.precision == Precision::fp8 && w.training()) linear_p = other_p = Precision::bf16;  // fp8 casts on the fly
   if (w.task == Task::infer && bytes_per_value(w.precision) < 2 && !is_gguf_mix(w.precision)) other_p = Precision::bf16;
-  const double lb = bytes_per_value(linear_p), ob = bytes_per_value(other_p);
+  const double lb = w.task == Task::qlora ? w.qlora_weight_bytes() : bytes_per_value(linear_p), ob = bytes_per_value(other_p);
   const ExpertWeights xw = expert_weights(m, pc, w, lb, ob);
   const double layer_linear = static_cast<double>(pc.linear - pc.expert_linear) / L;
   const double layer_other = static_cast<double>(pc.per_layer()) - layer_linear - xw.layer_params;

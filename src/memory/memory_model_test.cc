@@ -359,6 +359,23 @@ TEST(Memory, LitgptQloraQuantisesTheHeadAndDequantisesItTwice) {
   EXPECT_NEAR(term_bytes(b, "dequantisation buffer"), 14336.0 * 4096 * 2, 1.0);
 }
 
+// Double quantisation stores each 64-weight block's fp32 absmax again in 8 bits (QLoRA paper,
+// section 3): 4.127 bits a weight; without it, 4 + 32/64 = 4.5 bits.
+TEST(Memory, QloraWithoutDoubleQuantisationKeepsAnFp32ScalePer64Weights) {
+  Workload w;
+  w.task = Task::qlora;
+  const ModelSpec m = preset("llama-3.1-8b");
+  Workload single = w;
+  single.double_quant = false;
+  const double linears = static_cast<double>(m.parameters().linear);
+  const double diff = estimate_memory(m, single, eff_for("h100-sxm")).weights - estimate_memory(m, w, eff_for("h100-sxm")).weights;
+  EXPECT_NEAR(diff, linears * (4.5 - 4.127) / 8, 1e-6 * linears);
+  EXPECT_TRUE(w.validate(m) == std::nullopt);
+  single.task = Task::lora;
+  ASSERT_TRUE(single.validate(m).has_value());
+  EXPECT_EQ(single.validate(m)->field, "--no-double-quant");
+}
+
 TEST(Memory, QloraOf8bFitsOnA24GbCard) {
   // The common single-GPU QLoRA recipe (QLoRA paper; Answer.AI): 8B at 2k context with checkpointing.
   Workload w;

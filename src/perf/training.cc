@@ -151,7 +151,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     // the backward and any recompute.
     OpTime dequantize;
     if (w.task == Task::qlora && base_linear)
-      dequantize.memory_s = (op.input_elements - op.activation_elements) * (bytes_per_value(Precision::nf4) + 2) / vector_Bps(gpu, eff);
+      dequantize.memory_s = (op.input_elements - op.activation_elements) * (w.qlora_weight_bytes() + 2) / vector_Bps(gpu, eff);
     fwd.add(tf, op.calls * stage_layers);
     bwd.add(tb, op.calls * stage_layers);
     bwd.add(backward_extra, op.calls * stage_layers);
@@ -299,7 +299,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
       // QLoRA shards and gathers the stored NF4 weights (fsdp_qlora keeps them packed in a 16-bit
       // storage dtype) and dequantises after the gather.
       const double gather_bytes = recipe && stack.fp8_param_all_gather ? 1.0
-                                  : w.task == Task::qlora                ? bytes_per_value(Precision::nf4)
+                                  : w.task == Task::qlora                ? w.qlora_weight_bytes()
                                                                          : s.weight_bytes;
       const double gather =
           group_collective_time(Collective::all_gather, stage_params * gather_bytes, shard, w.par.tp, gpu, eff, cluster) +

@@ -96,6 +96,7 @@ json to_json(const Workload& w) {
           {"flash_attention", w.flash_attention},
           {"lora_rank", w.lora_rank},
           {"lora_targets", to_string(w.lora_targets)},
+          {"double_quant", w.double_quant},
           {"kv_precision", to_string(w.kv())},
           {"offload_optimizer", w.offload_optimizer},
           {"gpus", w.par.gpus()},

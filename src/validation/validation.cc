@@ -99,7 +99,8 @@ Status read_training_keys(const TomlFields& f, Workload& w) {
   for (auto [k, out] : {std::pair{"offload_optimizer", &w.offload_optimizer},
                         std::pair{"reshard_after_forward", &w.par.reshard_after_forward},
                         std::pair{"optimizer_in_backward", &w.optimizer_in_backward},
-                        std::pair{"paged_optimizer", &w.paged_optimizer}}) {
+                        std::pair{"paged_optimizer", &w.paged_optimizer},
+                        std::pair{"double_quant", &w.double_quant}}) {
     auto b = f.optional_boolean(k);
     if (!b) return b.error();
     if (*b) *out = **b;

@@ -136,6 +136,7 @@ Status Workload::validate(const ModelSpec& m) const {
   if (auto s = check_loss_chunk()) return s;
   if (lora_rank <= 0 || lora_rank > 65536)
     return make_error("--lora-rank", fmt::format("must be between 1 and 65536, got {}", lora_rank));
+  if (!double_quant && task != Task::qlora) return make_error("--no-double-quant", "needs --task qlora (the 4-bit weights it describes)");
   if (!lora_targets.all()) {
     if (task != Task::lora && task != Task::qlora) return make_error("--lora-targets", "needs --task lora or qlora");
     if (!lora_targets.any()) return make_error("--lora-targets", "names no module");

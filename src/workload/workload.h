@@ -116,6 +116,13 @@ struct Workload {
   // Mixed precision keeps an fp32 copy of 16-bit weights; a stack that trains the bf16 weights
   // directly (torchtune) does not.
   bool fp32_master_weights = true;
+  // QLoRA's 4-bit weights with their block scales quantised again (the QLoRA paper's double
+  // quantisation, 4.127 bits a weight); without it bitsandbytes keeps an fp32 absmax per 64 weights
+  // (4.5 bits), its default (bnb_4bit_use_double_quant=False) and LitGPT's bnb.nf4.
+  bool double_quant = true;
+  double qlora_weight_bytes() const {
+    return bytes_per_value(double_quant ? Precision::nf4 : Precision::int4);
+  }
   // FSDP1 as Lightning Fabric runs it (the stack's fields of the same names): accumulation under
   // no_sync keeps whole unsharded gradients; frozen weights sharing a wrapped layer with trainable
   // ones get gradients too.
