@@ -482,7 +482,7 @@ int run_infer(Context& ctx, InferFlags f) {
   fmt::print("end-to-end latency    {}\n", format_seconds(e.e2e_latency_s));
   fmt::print("throughput            {:.1f} tokens/s per request, {:.0f} tokens/s in total\n", e.output_tokens_per_s, e.total_output_tokens_per_s);
   if (im.max_concurrency)
-    fmt::print("max concurrency       {} sequences of {} tokens fit in memory\n", *im.max_concurrency, f.prompt + f.output);
+    fmt::print("max concurrency       {} sequences of {} tokens fit in the engine's KV cache\n", *im.max_concurrency, f.prompt + f.output);
   else
     fmt::print("max concurrency       none: the model does not fit on {} x {}\n", w.par.tp, gpu.id);
   if (!fits) fmt::print("memory                {} per GPU -- does NOT fit this concurrency\n", format_bytes(mem.nvidia_smi()));

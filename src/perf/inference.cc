@@ -248,6 +248,10 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   if (out.kv_bytes_per_token > 0) {
     const auto blocks = static_cast<int64_t>(out.kv_budget_bytes / (out.kv_bytes_per_token * engine.kv_block_tokens));
     out.kv_capacity_tokens = blocks * engine.kv_block_tokens;
+    // As many whole requests as the engine's cache holds: its budget, not the card's memory less
+    // the weights (the two part where the engine reserves more, or caches windowed layers in full).
+    const int64_t n = out.kv_capacity_tokens / std::max<int64_t>(1, mw.seq);
+    out.max_concurrency = n > 0 ? std::optional<int64_t>(n) : std::nullopt;
   }
   // Under attention data parallelism each GPU caches its own requests: the replica holds tp times
   // one GPU's cache and sequences.

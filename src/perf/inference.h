@@ -41,11 +41,11 @@ struct InferenceEstimate {
   std::string tp_link, ep_link, engine;
 };
 
-// What serving the request costs in memory: the most concurrent sequences whose KV caches fit
-// beside the weights, and the bytes behind that. Kept apart from the timing because it is a search
+// What serving the request costs in memory: the most concurrent sequences whose KV caches fit in
+// the engine's cache budget, and the bytes behind that. Kept apart from the timing because it is a search
 // over the memory model, which callers sweeping concurrency need only once.
 struct InferenceMemory {
-  std::optional<int64_t> max_concurrency;  // largest batch of (prompt + output)-token sequences that fits
+  std::optional<int64_t> max_concurrency;  // (prompt + output)-token sequences the engine's KV cache holds
   // Weights as the engine holds them (Engine::weight_memory_relative); KV bytes a token costs, with
   // sliding-window layers at full length where the engine caches them so.
   double weight_bytes_per_gpu = 0, kv_bytes_per_token = 0;

@@ -8,6 +8,7 @@
 
 #include "hardware/catalog.h"
 #include "hardware/platform.h"
+#include "memory/fit.h"
 #include "model/presets.h"
 #include "perf/inference.h"
 #include "perf/offload.h"
@@ -739,6 +740,26 @@ TEST(Inference, BatchingRaisesTotalThroughputAndKvLimitsConcurrency) {
   // 80 GB less 16 GB of weights over 1,280 tokens x 128 KiB each: a few hundred sequences.
   EXPECT_GT(*mem.max_concurrency, 200);
   EXPECT_LT(*mem.max_concurrency, 500);
+  EXPECT_EQ(*mem.max_concurrency, mem.kv_capacity_tokens / 1280);
+}
+
+// The concurrency an output promises is what the engine's cache holds: SGLang caches gpt-oss's
+// sliding-window layers at full length (full_kv_families), so its sequences are fewer than the
+// card's memory less the weights would hold with windowed layers.
+TEST(Inference, MaxConcurrencyIsTheEnginesCacheNotTheCards) {
+  const Gpu g = gpu("h100-sxm");
+  const ModelSpec m = preset("gpt-oss-120b");
+  Workload w;
+  w.task = Task::infer;
+  w.precision = Precision::mxfp4;
+  const Engine sglang = *EngineCatalog::builtin().find("sglang");
+  const InferenceMemory mem = inference_memory(m, w, {215, 196, 1}, g, eff(g), sglang);
+  ASSERT_TRUE(mem.max_concurrency.has_value());
+  EXPECT_EQ(*mem.max_concurrency, mem.kv_capacity_tokens / 411);
+  Workload card = w;
+  card.seq = 411;
+  card.micro_batch = 1;
+  EXPECT_LT(*mem.max_concurrency, *check_fit(m, card, g, eff(g)).max_batch);
 }
 
 // torchao's float8 README, "Performance / Rowwise scaling": speedup over bfloat16 of a LayerNorm ->
