@@ -48,6 +48,8 @@ struct Efficiency {
   // Mixture of experts with dropless routing: tokens the busiest expert-parallel rank receives,
   // relative to a balanced share (1 = balanced). Sets expert compute and buffers on that rank.
   double moe_load_imbalance = 1.0;
+  // The busiest rank's load: a run's capacity factor where it drops tokens, else the imbalance.
+  double moe_load(double capacity_factor) const { return capacity_factor > 0 ? capacity_factor : moe_load_imbalance; }
   // All-to-all (expert dispatch and combine) bus bandwidth, as a share of the link's collective
   // bus bandwidth.
   double alltoall_fraction = 1.0;

@@ -29,7 +29,7 @@ double ceil_div(double a, double b) { return std::ceil(a / b); }
 double moe_layer_activations(const ModelSpec& m, const Workload& w, const Efficiency& eff) {
   const ExpertLayout xl = expert_layout(w.par);
   const double per_glu = m.traits.glu ? 4.0 : 2.0;
-  const double load = w.moe_capacity_factor > 0 ? w.moe_capacity_factor : eff.moe_load_imbalance;
+  const double load = eff.moe_load(w.moe_capacity_factor);
   const double routed = m.experts_per_token * load * (per_glu * m.expert_width() + m.hidden) / xl.etp;
   const double shared = m.shared_experts * per_glu * m.shared_width() / w.par.tp;
   return routed + shared + static_cast<double>(m.experts) / w.par.tp;
@@ -93,8 +93,7 @@ LayerActivations layer_activations(const ModelSpec& m, const Workload& w, bool f
   double kept_inputs = 0;
   if (w.task == Task::qlora && w.quantized_base_keeps_input) {
     const ExpertLayout xl = expert_layout(w.par);
-    const double load = w.moe_capacity_factor > 0 ? w.moe_capacity_factor : eff.moe_load_imbalance;
-    const double moe_down = m.is_moe() ? (m.experts_per_token * load * m.expert_width() / xl.etp +
+    const double moe_down = m.is_moe() ? (m.experts_per_token * eff.moe_load(w.moe_capacity_factor) * m.expert_width() / xl.etp +
                                           m.shared_experts * m.shared_width() / t) : 0.0;
     kept_inputs = h * rep + qd / t + h * rep + (1 - sparse) * f / t + sparse * moe_down;
   }
@@ -466,9 +465,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Workload& w, const Effi
                                       static_cast<double>(m.hidden) * m.q_dim());
     if (quantized_head) largest = std::max(largest, static_cast<double>(m.hidden) * static_cast<double>(m.vocab));
     const double copies = w.task == Task::qlora ? w.qlora_dequantized_copies : 1;
-    add("overhead", "dequantisation buffer", largest / t * 2 * copies,
-        copies > 1 ? fmt::format("largest linear{} in 16-bit, {:.0f} copies", quantized_head ? " (the LM head)" : "", copies)
-                   : std::string(quantized_head ? "largest linear (the LM head) in 16-bit" : "largest linear in 16-bit"));
+    std::string how = quantized_head ? "largest linear (the LM head) in 16-bit" : "largest linear in 16-bit";
+    if (copies > 1) how += fmt::format(", {:.0f} copies", copies);
+    add("overhead", "dequantisation buffer", largest / t * 2 * copies, how);
   }
   for (const auto& term : e.terms) {
     if (term.group == "weights") e.weights += term.bytes;

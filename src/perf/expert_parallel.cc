@@ -7,7 +7,7 @@ void set_expert_layout(const ModelSpec& m, const Workload& w, const Efficiency& 
   const ExpertLayout xl = expert_layout(w.par);
   s.ep = static_cast<double>(xl.ep);
   s.etp = static_cast<double>(xl.etp);
-  s.moe_load = w.moe_capacity_factor > 0 ? w.moe_capacity_factor : eff.moe_load_imbalance;
+  s.moe_load = eff.moe_load(w.moe_capacity_factor);
 }
 
 ExpertAllToAll expert_all_to_all(const ModelSpec& m, const Workload& w, const ForwardShape& s, const Gpu& gpu,

@@ -216,7 +216,6 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
   mw.task = Task::infer;
   mw.seq = r.prompt_tokens + r.output_tokens;
   mw.micro_batch = 1;
-  out.max_concurrency = check_fit(m, mw, gpu, eff).max_batch;
   const MemoryEstimate mem = estimate_memory(m, mw, eff);
   out.weight_bytes_per_gpu = mem.weights * engine.weight_memory_relative.lookup(gpu.architecture, w.precision, 1.0);
   double kv_cache = mem.kv_cache;
@@ -252,6 +251,8 @@ InferenceMemory inference_memory(const ModelSpec& m, const Workload& w, const In
     // the weights (the two part where the engine reserves more, or caches windowed layers in full).
     const int64_t n = out.kv_capacity_tokens / std::max<int64_t>(1, mw.seq);
     out.max_concurrency = n > 0 ? std::optional<int64_t>(n) : std::nullopt;
+  } else {
+    out.max_concurrency = check_fit(m, mw, gpu, eff).max_batch;  // no KV cache (encoders): the card's memory
   }
   // Under attention data parallelism each GPU caches its own requests: the replica holds tp times
   // one GPU's cache and sequences.

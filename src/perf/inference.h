@@ -42,8 +42,8 @@ struct InferenceEstimate {
 };
 
 // What serving the request costs in memory: the most concurrent sequences whose KV caches fit in
-// the engine's cache budget, and the bytes behind that. Kept apart from the timing because it is a search
-// over the memory model, which callers sweeping concurrency need only once.
+// the engine's cache budget, and the bytes behind that. Kept apart from the timing because it runs
+// the memory model, which callers sweeping concurrency need only once.
 struct InferenceMemory {
   std::optional<int64_t> max_concurrency;  // (prompt + output)-token sequences the engine's KV cache holds
   // Weights as the engine holds them (Engine::weight_memory_relative); KV bytes a token costs, with
