@@ -93,6 +93,12 @@ Engine Engine::with_scalar_f16_matvec() const {
   return e;
 }
 
+Engine Engine::with_per_query_head_decode() const {
+  Engine e = *this;
+  e.per_query_head_decode = true;
+  return e;
+}
+
 Gpu Engine::prefill_gpu(const Gpu& gpu) const {
   Gpu g = gpu;
   if (gemm_fp16_accumulate && gpu.fp16_acc16_flops > gpu.fp16_flops) g.fp16_flops = g.bf16_flops = gpu.fp16_acc16_flops;
@@ -195,7 +201,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "small_gpu_max_batched_tokens", "small_gpu_max_num_seqs", "format_architectures",
                             "format_architectures_source", "reserve_output_kv", "gemm_fp16_accumulate", "moe_cuda_graphs",
                             "moe_expert_launches_one_token", "moe_expert_launches_batch", "looped_expert_launches_one_token",
-                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "quantized_matvec_latency_bound", "prefill_matmul_fitted", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
+                            "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "earlier_per_query_head_decode", "quantized_matvec_latency_bound", "prefill_matmul_fitted", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
                             "attention_dp_gather", "attention_dp_limits_per_gpu",
                             "prompt_dequantize_architectures", "dequantize_min_rows", "ubatch_tokens", "eager_attention_bytes_per_score", "memory_reserve",
                             "weight_memory_relative", "full_kv_families",
@@ -258,6 +264,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                           std::pair{"attention_dp_gather", &e.attention_dp_gather},
                           std::pair{"attention_dp_limits_per_gpu", &e.attention_dp_limits_per_gpu},
                           std::pair{"quantized_matvec_latency_bound", &e.quantized_matvec_latency_bound},
+                          std::pair{"earlier_per_query_head_decode", &e.earlier_per_query_head_decode},
                           std::pair{"prefill_matmul_fitted", &e.prefill_matmul_fitted}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();
@@ -381,6 +388,8 @@ const EngineCatalog& EngineCatalog::builtin() {
       e.time_scale = FittedParameters::builtin().serving_time_scale_for(e.id);
       if (e.quantized_matvec_latency_bound) e.quantized_matvec_sm_Bps = FittedParameters::builtin().serving_matvec_sm_Bps_for(e.id);
       if (e.prefill_matmul_fitted) e.prefill_matmul_scale = FittedParameters::builtin().serving_prefill_matmul_scale_for(e.id);
+      if (e.earlier_per_query_head_decode)
+        e.per_query_head_kv_share = FittedParameters::builtin().serving_per_query_head_kv_share_for(e.id);
     }
     return cat;
   }();

@@ -94,6 +94,16 @@ struct Engine {
   bool has_scalar_f16_matvec() const { return scalar_f16_matvec_hbm_slowdown > 1; }
   // This engine as those earlier builds decoded 16-bit weights.
   Engine with_scalar_f16_matvec() const;
+  // Whether the engine's earlier builds decoded grouped-query attention with one thread block per
+  // query head, each reading its KV head's cache whole (TensorRT-LLM's masked MHA kernel before
+  // XQA), and whether this engine is such a build. How much of those repeated reads reaches DRAM
+  // rather than the L2 cache no measurement gives: data/fitted.toml's share for the engine, set by
+  // `gpuplan fit` (1, every read, where none is fitted).
+  bool earlier_per_query_head_decode = false;
+  bool per_query_head_decode = false;
+  double per_query_head_kv_share = 1;
+  bool has_per_query_head_decode() const { return earlier_per_query_head_decode; }
+  Engine with_per_query_head_decode() const;
   double graph_kernel_overhead_s = 0;
   // Whether the engine's mat-vec kernel for quantised weights is latency-bound: it keeps so few
   // bytes in flight per SM that, where the card's bandwidth per SM is high, it streams at a rate

@@ -187,6 +187,7 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
   dec.tokens = static_cast<double>(r.concurrency);
   dec.kv_len = static_cast<double>(r.prompt_tokens) + static_cast<double>(r.output_tokens) / 2.0;
   dec.kv_cache_read = true;
+  if (engine.per_query_head_decode) dec.per_query_head_kv_share = engine.per_query_head_kv_share;
   dec.causal_halving = false;
   dec.expert_launches = dec.tokens > 1 ? engine.moe_expert_launches_batch : engine.moe_expert_launches_one_token;
   // A batch of rows above the engine's GEMV limit: every step expands the weights and its GEMMs

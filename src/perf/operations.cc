@@ -81,7 +81,8 @@ void attention_ops(const ModelSpec& m, const ForwardShape& s, double kv_len, std
   if (m.traits.rotary && !s.kv_cache_read) ops.push_back(vec("rotary embedding", T * (qd + kvd), ab, 2));
   // Attention core: QK^T and AV, 2 x 2 x tokens x kv_len x head_dim per head.
   const double core_flops = 4 * T * kv_len * qd * causal;
-  const double kv_read = s.kv_cache_read ? s.sequences * kv_len * 2 * kvd * s.kv_bytes : 2 * T * kvd * ab;
+  const double kv_reads = 1 + s.per_query_head_kv_share * std::max(0.0, qd / kvd - 1);
+  const double kv_read = s.kv_cache_read ? s.sequences * kv_len * 2 * kvd * s.kv_bytes * kv_reads : 2 * T * kvd * ab;
   if (s.flash || s.kv_cache_read) {
     ops.push_back({"attention (fused)", OpKind::attention, core_flops, T * qd * ab * 2 + kv_read, 1});
   } else {

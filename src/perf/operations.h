@@ -31,6 +31,10 @@ struct ForwardShape {
   double act_bytes = 2;
   double kv_bytes = 2;       // per KV element read by attention
   bool kv_cache_read = false;  // decode reads K and V from the cache
+  // Decode under a kernel with one thread block per query head (TensorRT-LLM's masked MHA before
+  // XQA): the share of each further query head's read of its KV head's cache that reaches DRAM
+  // (0: each KV head read once; 1: once per query head).
+  double per_query_head_kv_share = 0;
   // Mixture of experts: the expert-parallel layout (ep ranks, each expert split etp ways) and the
   // busiest rank's load relative to a balanced share (imbalance, or the capacity factor).
   double ep = 1, etp = 1, moe_load = 1;

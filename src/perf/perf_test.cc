@@ -743,6 +743,24 @@ TEST(Inference, BatchingRaisesTotalThroughputAndKvLimitsConcurrency) {
   EXPECT_EQ(*mem.max_concurrency, mem.kv_capacity_tokens / 1280);
 }
 
+// A decode kernel with one thread block per query head (TensorRT-LLM before XQA) reads a grouped-
+// query model's cache once per query head, of which the share given reaches DRAM: Llama 3.1 70B
+// (64 query heads, 8 KV heads) reads 1 + share x 7 times the cache; Llama 2 7B (no grouping) once.
+TEST(Inference, PerQueryHeadDecodeReadsAGroupedCacheOncePerQueryHead) {
+  const Gpu g = gpu("h100-sxm");
+  Workload w;
+  w.task = Task::infer;
+  Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  ASSERT_TRUE(trt.has_per_query_head_decode());
+  auto kv_read_s = [&](const char* model, const Engine& e) {
+    return estimate_inference(preset(model), w, {4096, 2, 64}, g, eff(g), default_cluster(g), e).decode_kv_read_s;
+  };
+  Engine old = trt.with_per_query_head_decode();
+  old.per_query_head_kv_share = 0.5;
+  EXPECT_NEAR(kv_read_s("llama-3.1-70b", old) / kv_read_s("llama-3.1-70b", trt), 1 + 0.5 * 7, 0.05);
+  EXPECT_NEAR(kv_read_s("llama-2-7b", old) / kv_read_s("llama-2-7b", trt), 1.0, 1e-9);
+}
+
 // The concurrency an output promises is what the engine's cache holds: SGLang caches gpt-oss's
 // sliding-window layers at full length (full_kv_families), so its sequences are fewer than the
 // card's memory less the weights would hold with windowed layers.

@@ -80,6 +80,13 @@ class FittedParameters {
     auto it = serving_prefill_matmul_scale.find(engine_id);
     return it != serving_prefill_matmul_scale.end() ? it->second : 1;
   }
+  // The share of a per-query-head decode kernel's repeated cache reads that reaches DRAM
+  // (Engine::per_query_head_kv_share), fitted on the rows of such builds; absent: 1.
+  std::map<std::string, double> serving_per_query_head_kv_share;
+  double serving_per_query_head_kv_share_for(const std::string& engine_id) const {
+    auto it = serving_per_query_head_kv_share.find(engine_id);
+    return it != serving_per_query_head_kv_share.end() ? it->second : 1;
+  }
 };
 
 }  // namespace gpuplan

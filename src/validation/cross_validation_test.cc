@@ -132,6 +132,33 @@ TEST(LeaveOnePublicationOut, ServingFitFindsAnEnginesPromptGemmEfficiency) {
   EXPECT_LT(cv.cross_validated.at("serving").mape, 0.07);
 }
 
+// Serving rows of one engine's pre-XQA build, on grouped-query models, whose repeated cache reads
+// reach DRAM at a share of 0.4 where the kernel as written would read them all: the fit finds that
+// share within its 5% step; rows of other engines keep 1.
+TEST(LeaveOnePublicationOut, ServingFitFindsTheDramShareOfPerQueryHeadCacheReads) {
+  ValidationReport rep;
+  for (int i = 0; i < 60; ++i) {
+    const double weights = 0.01, cache = 0.002 * (1 + i % 5), extra = 7 * cache;
+    auto time_at = [weights, cache, extra](const ServingKnobs& k) {
+      return k.time_scale * (weights + cache + k.per_query_head_kv_share * extra);
+    };
+    ValidationRow r;
+    r.kind = "serving";
+    r.engine = i < 40 ? "e" : "other";
+    r.publication = fmt::format("p{}", i % 6);
+    r.metric = "tpot_s";
+    r.serving_per_query_head = r.engine == "e";
+    r.serving_at = time_at;
+    r.predicted = time_at({});
+    r.published = r.engine == "e" ? time_at({1, 0, 1, 0.4}) : time_at({});
+    rep.rows.push_back(r);
+  }
+  const CrossValidation cv = cross_validate(rep, 0.12);
+  EXPECT_NEAR(cv.fitted.serving_per_query_head_kv_share_for("e"), 0.4, 0.03);
+  EXPECT_EQ(cv.fitted.serving_per_query_head_kv_share_for("other"), 1);
+  EXPECT_LT(cv.cross_validated.at("serving").mape, 0.03);
+}
+
 // Rows whose stack overlaps TP: of the TP time its GEMMs could cover, the runs hide only half;
 // the fit finds that share, and rows without overlap leave it alone.
 TEST(LeaveOnePublicationOut, FitFindsTheShareOfTensorParallelTimeAnOverlapHides) {
@@ -195,6 +222,9 @@ TEST(FittedParameters, ShippedFileIsTheFitOfTheValidationTable) {
   EXPECT_EQ(shipped->serving_prefill_matmul_scale.size(), fresh.serving_prefill_matmul_scale.size());
   for (const auto& [id, x] : fresh.serving_prefill_matmul_scale)
     EXPECT_NEAR(shipped->serving_prefill_matmul_scale_for(id), x, 1e-4 * x) << "serving.prefill_matmul_scale." << id;
+  EXPECT_EQ(shipped->serving_per_query_head_kv_share.size(), fresh.serving_per_query_head_kv_share.size());
+  for (const auto& [id, x] : fresh.serving_per_query_head_kv_share)
+    EXPECT_NEAR(shipped->serving_per_query_head_kv_share_for(id), x, 1e-4) << "serving.per_query_head_kv_share." << id;
   EXPECT_EQ(shipped->stacks.size(), fresh.stacks.size());
   for (const auto& [id, f] : fresh.stacks) same(shipped->for_stack(id), f, "stack." + id);
 }
@@ -214,6 +244,11 @@ TEST(FittedParameters, RejectsOutOfRangeValuesAndUnknownKeys) {
   ASSERT_TRUE(prefill);
   EXPECT_EQ(prefill->serving_prefill_matmul_scale_for("llama.cpp"), 0.7);
   EXPECT_EQ(prefill->serving_prefill_matmul_scale_for("vllm"), 1);
+  EXPECT_FALSE(FittedParameters::from_toml("[serving.per_query_head_kv_share]\n\"tensorrt-llm\" = 1.5\n", "t"));
+  auto share = FittedParameters::from_toml("[serving.per_query_head_kv_share]\n\"tensorrt-llm\" = 0.45\n", "t");
+  ASSERT_TRUE(share);
+  EXPECT_EQ(share->serving_per_query_head_kv_share_for("tensorrt-llm"), 0.45);
+  EXPECT_EQ(share->serving_per_query_head_kv_share_for("vllm"), 1);
   auto ok = FittedParameters::from_toml("[global]\ncompute_scale = 1.5\n[stack.hf]\nmemory_scale = 2\n", "t");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->for_stack("hf").compute_scale, 1.5);  // inherited from the global section

@@ -40,6 +40,7 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   s.engine.time_scale = 1;  // the sourced figures; the fit sets its own
   s.engine.quantized_matvec_sm_Bps = 0;
   s.engine.prefill_matmul_scale = 1;
+  s.engine.per_query_head_kv_share = 1;
   auto tp = optional_int(f, "tp", 1), gpus = optional_int(f, "gpus", 1), pp = optional_int(f, "pp", 1);
   auto prompt = optional_int(f, "prompt", 1), output = optional_int(f, "output", 1), conc = optional_int(f, "concurrency", 1);
   for (auto* r : {&tp, &gpus, &pp, &prompt, &output, &conc})
@@ -74,8 +75,9 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   auto dequant = f.optional_boolean("prompt_dequantize");
   if (!dequant) return dequant.error();
   if (dequant->value_or(false)) s.engine.prompt_dequantize = true;
-  // Builds from before the engine's grouped expert kernels (llama.cpp before mid-2025) and before
-  // its vectorised 16-bit mat-vec (llama.cpp before PR #9816, 2024-10): the engine as they ran.
+  // Builds from before the engine's grouped expert kernels (llama.cpp before mid-2025), before its
+  // vectorised 16-bit mat-vec (llama.cpp before PR #9816, 2024-10) and before its grouped-query
+  // decode kernel (TensorRT-LLM before XQA, v0.8): the engine as they ran.
   struct EarlierBuild {
     const char* key;
     bool (Engine::*recorded)() const;
@@ -84,7 +86,9 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   };
   for (const EarlierBuild& b : {EarlierBuild{"moe_expert_loop", &Engine::has_expert_loop, &Engine::with_expert_loop, "expert-looping"},
                                 EarlierBuild{"scalar_f16_matvec", &Engine::has_scalar_f16_matvec,
-                                             &Engine::with_scalar_f16_matvec, "scalar-load 16-bit mat-vec"}}) {
+                                             &Engine::with_scalar_f16_matvec, "scalar-load 16-bit mat-vec"},
+                                EarlierBuild{"per_query_head_decode", &Engine::has_per_query_head_decode,
+                                             &Engine::with_per_query_head_decode, "per-query-head decode attention"}}) {
     auto on = f.optional_boolean(b.key);
     if (!on) return on.error();
     if (!on->value_or(false)) continue;
@@ -276,6 +280,7 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
     scaled.engine.time_scale = k.time_scale;
     if (scaled.engine.quantized_matvec_latency_bound) scaled.engine.quantized_matvec_sm_Bps = k.matvec_sm_Bps;
     if (scaled.engine.prefill_matmul_fitted) scaled.engine.prefill_matmul_scale = k.prefill_matmul_scale;
+    if (scaled.engine.per_query_head_decode) scaled.engine.per_query_head_kv_share = k.per_query_head_kv_share;
     return load ? simulated(tf, scaled, m, gpu, eff, metric) : estimated(tf, scaled, m, gpu, eff, metric);
   };
   auto v = at(ServingKnobs{});
@@ -285,6 +290,7 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   row.serving_rate = metric->find("per_s") != std::string::npos;
   row.serving_matvec_bound = s->engine.matvec_sm_bound_applies(gpu, s->w.precision);
   row.serving_prefill_fitted = s->engine.prefill_matmul_fitted;
+  row.serving_per_query_head = s->engine.per_query_head_decode && !m.is_mla() && m.q_dim() > m.kv_dim();
   row.serving_at = [at](const ServingKnobs& k) {
     auto r = at(k);
     return r ? *r : std::nan("");

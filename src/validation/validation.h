@@ -39,6 +39,7 @@ struct ServingKnobs {
   double time_scale = 1;
   double matvec_sm_Bps = 0;
   double prefill_matmul_scale = 1;  // where the engine leaves its prompt GEMMs to the fit
+  double per_query_head_kv_share = 1;  // where the row ran a per-query-head decode kernel
 };
 
 struct ValidationRow {
@@ -68,6 +69,7 @@ struct ValidationRow {
   bool serving_rate = false;
   bool serving_matvec_bound = false;
   bool serving_prefill_fitted = false;
+  bool serving_per_query_head = false;  // a per-query-head decode kernel on a grouped-query model
   double error() const { return (predicted - published) / published; }
   double cv_error() const { return (cross_validated - published) / published; }
   // The published figure in the model's quantity (seconds or bytes).

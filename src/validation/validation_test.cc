@@ -259,6 +259,32 @@ TEST(PerformanceValidation, AServingRowMayStateAScalarLoadF16MatvecBuild) {
   EXPECT_NE(bad.error().field.find("scalar_f16_matvec"), std::string::npos);
 }
 
+// A row from a TensorRT-LLM build before XQA says so: a grouped-query model's decode reads its cache
+// once per query head (at the fitted DRAM share) and runs slower; a model without grouping is
+// unchanged; an engine with no such build recorded refuses the key.
+TEST(PerformanceValidation, AServingRowMayStateAPerQueryHeadDecodeBuild) {
+  auto row = [](const std::string& engine, const std::string& model, const std::string& extra) {
+    return "[[serving]]\nwhat = \"long decode\"\npublication = \"test\"\nengine = \"" + engine + "\"\nmodel = \"" + model +
+           "\"\ngpu = \"h100-sxm\"\nprecision = \"fp8\"\nprompt = 2048\noutput = 2048\nconcurrency = 64\nbatching = \"static\"\n"
+           "metric = \"throughput_tokens_per_s\"\npublished = 1000\nsource = \"test\"\n" + extra;
+  };
+  auto ratio = [&](const std::string& model) {
+    auto now = run_validation(row("tensorrt-llm", model, ""), "t", Catalog::builtin(), EfficiencyTable::builtin());
+    auto old = run_validation(row("tensorrt-llm", model, "per_query_head_decode = true\n"), "t", Catalog::builtin(),
+                              EfficiencyTable::builtin());
+    EXPECT_TRUE(now && old);
+    if (!now || !old) return 0.0;
+    EXPECT_EQ(old->rows.at(0).serving_per_query_head, model == "llama-3.1-8b");
+    return now->rows.at(0).predicted / old->rows.at(0).predicted;
+  };
+  EXPECT_GT(ratio("llama-3.1-8b"), 1.3);
+  EXPECT_DOUBLE_EQ(ratio("llama-2-7b"), 1.0);
+  auto bad = run_validation(row("vllm", "llama-3.1-8b", "per_query_head_decode = true\n"), "t", Catalog::builtin(),
+                            EfficiencyTable::builtin());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().field.find("per_query_head_decode"), std::string::npos);
+}
+
 namespace {
 
 // torchtune's README run of Llama 3.1 8B LoRA on one RTX A6000 with activation checkpointing, as
