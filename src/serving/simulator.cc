@@ -134,7 +134,9 @@ void Simulation::preempt_last() {
 
 // Makes room for running_[i] to hold `tokens` cached tokens, preempting from the back.
 bool Simulation::ensure_blocks(size_t i, int64_t tokens, bool& self_preempted) {
-  // Under reserve_output_kv the request holds its whole reservation already: nothing to add.
+  // Under reserve_output_kv the request holds its whole reservation already: nothing to add. Most
+  // steps stay within the blocks a request holds; the division below is only for those that do not.
+  if (tokens <= running_[i].blocks * s_.kv_block_tokens) return true;
   const int64_t need = std::max<int64_t>(0, blocks_for(tokens, s_.kv_block_tokens) - running_[i].blocks);
   while (used_blocks_ + need > capacity_blocks_) {
     if (running_.size() - 1 == i) {
@@ -221,6 +223,7 @@ Status Simulation::continuous_step() {
   --steps_until_admit_;
   batch_sum_ += static_cast<double>(chunks.size());
   done_.assign(running_.size(), 0);
+  bool any_done = false;
   for (auto [i, tokens] : chunks) {
     Live& r = running_[i];
     const SimRequest& q = load_.requests[r.id];
@@ -240,12 +243,17 @@ Status Simulation::continuous_step() {
     }
     if (r.decoding && r.generated >= static_cast<double>(q.output_tokens)) {
       done_[i] = 1;
+      any_done = true;
       finish(r);
     }
   }
+  if (!any_done) return std::nullopt;
   size_t kept = 0;
   for (size_t i = 0; i < running_.size(); ++i)
-    if (!done_[i]) running_[kept++] = running_[i];
+    if (!done_[i]) {
+      if (kept != i) running_[kept] = running_[i];
+      ++kept;
+    }
   running_.resize(kept);
   return std::nullopt;
 }

@@ -40,6 +40,7 @@ struct ServingKnobs {
   double matvec_sm_Bps = 0;
   double prefill_matmul_scale = 1;  // where the engine leaves its prompt GEMMs to the fit
   double per_query_head_kv_share = 1;  // where the row ran a per-query-head decode kernel
+  double seq_host_s = 0;               // host time per decoding sequence per step
 };
 
 struct ValidationRow {
