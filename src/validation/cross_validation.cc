@@ -405,8 +405,11 @@ ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size
     if (rep.rows[j].serving_prefill_fitted) prefill_engines.insert(rep.rows[j].engine);
     if (rep.rows[j].serving_per_query_head) kv_share_engines.insert(rep.rows[j].engine);
   }
-  std::set<std::string> engines;
-  for (size_t j : idx) engines.insert(rep.rows[j].engine);
+  std::set<std::string> engines, host_engines;
+  for (size_t j : idx) {
+    engines.insert(rep.rows[j].engine);
+    if (rep.rows[j].serving_host_fitted) host_engines.insert(rep.rows[j].engine);
+  }
   std::vector<double> base = unscaled;
   ServingFit fit;
   for (const std::string& e : engines) {
@@ -439,8 +442,10 @@ ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size
       if (prefill_engines.count(e)) p = best_of(runs.prefill().size(), [&](size_t i) { return error_at(m, i, q, h); });
       if (kv_share_engines.count(e)) q = best_of(runs.kv_share().size(), [&](size_t i) { return error_at(m, p, i, h); });
     }
-    // The host time last, once: each of its values re-simulates every row of the engine.
-    h = best_of(runs.seq_host().size(), [&](size_t i) { return error_at(m, p, q, i); });
+    // The host time last, once (each of its values re-simulates every row of the engine), and only
+    // where engines.toml gives no host time per step: where it does, a time per sequence would
+    // stand in for that sourced figure on rows that mostly run one stream.
+    if (host_engines.count(e)) h = best_of(runs.seq_host().size(), [&](size_t i) { return error_at(m, p, q, i); });
     if (runs.matvec()[m] > 0) fit.matvec_sm_Bps[e] = runs.matvec()[m];
     if (runs.prefill()[p] != 1) fit.prefill_matmul_scale[e] = runs.prefill()[p];
     if (runs.kv_share()[q] != 1) fit.kv_share[e] = runs.kv_share()[q];

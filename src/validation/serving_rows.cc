@@ -292,6 +292,7 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   row.serving_rate = metric->find("per_s") != std::string::npos;
   row.serving_matvec_bound = s->engine.matvec_sm_bound_applies(gpu, s->w.precision);
   row.serving_prefill_fitted = s->engine.prefill_matmul_fitted;
+  row.serving_host_fitted = s->engine.host_time_fitted();
   row.serving_per_query_head = s->engine.per_query_head_decode && !m.is_mla() && m.q_dim() > m.kv_dim();
   row.serving_at = [at](const ServingKnobs& k) {
     auto r = at(k);

@@ -71,6 +71,7 @@ struct ValidationRow {
   bool serving_matvec_bound = false;
   bool serving_prefill_fitted = false;
   bool serving_per_query_head = false;  // a per-query-head decode kernel on a grouped-query model
+  bool serving_host_fitted = false;     // the engine's host time per sequence is left to the fit
   double error() const { return (predicted - published) / published; }
   double cv_error() const { return (cross_validated - published) / published; }
   // The published figure in the model's quantity (seconds or bytes).
