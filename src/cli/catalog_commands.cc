@@ -207,9 +207,7 @@ int run_engines(bool json) {
                                        : nlohmann::json(nullptr)},
                      {"format_architectures", e.format_architectures.empty() ? nlohmann::json(nullptr)
                                                                               : nlohmann::json(e.format_architectures)},
-                     {"time_scale_fitted", e.time_scale}, {"seq_host_s_fitted", e.seq_host_s},
-                     {"per_query_head_kv_share_fitted",
-                      e.earlier_per_query_head_decode ? nlohmann::json(e.per_query_head_kv_share) : nlohmann::json(nullptr)},
+                     {"time_scale_fitted", e.time_scale},
                      {"prefix_caching", e.prefix_caching}, {"gpu_memory_utilization", e.gpu_memory_utilization},
                      {"kv_block_tokens", e.kv_block_tokens}, {"profile_run_peak", e.profile_run_peak},
                      {"reserve_output_kv", e.reserve_output_kv}, {"gemm_fp16_accumulate", e.gemm_fp16_accumulate},

@@ -169,8 +169,6 @@ int run_fit(Context& ctx, const std::string& out_path) {
       "# that, with the engine's time scale refitted at it, gives the least absolute log error.\n"
       "# [serving.prefill_matmul_scale]: the same for the efficiency of an engine's prompt GEMMs\n"
       "# relative to the GPU's GEMM curve, where engines.toml leaves it to the fit.\n"
-      "# [serving.seq_host_us]: the same for an engine's host time per decoding sequence per step\n"
-      "# (sampling, detokenisation, output processing), microseconds, from none to 160.\n"
       "# [serving.per_query_head_kv_share]: the same for the share of a per-query-head decode\n"
       "# kernel's repeated KV-cache reads that reaches DRAM (rows of builds that say\n"
       "# per_query_head_decode: TensorRT-LLM before XQA).\n"

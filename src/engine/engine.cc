@@ -388,7 +388,6 @@ const EngineCatalog& EngineCatalog::builtin() {
       e.time_scale = FittedParameters::builtin().serving_time_scale_for(e.id);
       if (e.quantized_matvec_latency_bound) e.quantized_matvec_sm_Bps = FittedParameters::builtin().serving_matvec_sm_Bps_for(e.id);
       if (e.prefill_matmul_fitted) e.prefill_matmul_scale = FittedParameters::builtin().serving_prefill_matmul_scale_for(e.id);
-      e.seq_host_s = FittedParameters::builtin().serving_seq_host_s_for(e.id);
       if (e.earlier_per_query_head_decode)
         e.per_query_head_kv_share = FittedParameters::builtin().serving_per_query_head_kv_share_for(e.id);
     }

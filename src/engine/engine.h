@@ -68,11 +68,6 @@ struct Engine {
   }
 
   double step_overhead_s = 0;     // host cost of one forward step (scheduling, sampling, Python)
-  // Host time per decoding sequence per step (sampling, detokenisation, output processing): where
-  // no host time per step is sourced above, no measurement outside the validation rows gives it,
-  // so it is data/fitted.toml's for the engine, set by `gpuplan fit` (0 where none is fitted).
-  double seq_host_s = 0;
-  bool host_time_fitted() const { return step_overhead_s == 0; }
   double request_overhead_s = 0;  // fixed cost added to each request's first token
   bool cuda_graphs = false;       // decode replays captured graphs: launches cost graph_kernel_overhead_s
   bool moe_cuda_graphs = true;    // false: mixture-of-experts models decode without them

@@ -196,11 +196,10 @@ InferenceEstimate estimate_inference(const ModelSpec& m, const Workload& w, cons
     e.decode_dequantize_s = dequantize_forward_s(m, dec, gpu, dec_eff, p);
     dec.weight_bytes = 2;
   }
-  const double host_s = engine.step_overhead_s + engine.seq_host_s * dec.sequences;
-  e.decode_overhead_s = host_s;
+  e.decode_overhead_s = engine.step_overhead_s;
   e.tpot_s = forward_time(dec, gpu, dec_eff, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s,
                           &e.decode_comm_s, &e.decode_overhead_s) +
-             host_s + e.decode_dequantize_s;
+             engine.step_overhead_s + e.decode_dequantize_s;
   for (double* t : {&e.tpot_s, &e.decode_weight_read_s, &e.decode_kv_read_s, &e.decode_compute_s, &e.decode_comm_s,
                     &e.decode_overhead_s, &e.decode_dequantize_s})
     *t *= k;

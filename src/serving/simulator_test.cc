@@ -263,23 +263,6 @@ TEST(StepCost, AttentionDataParallelStepReadsTheBusiestGpusCache) {
   EXPECT_EQ(setup_for(sgl, g, c, 1000000).max_num_seqs, sgl.limits_on(g).max_num_seqs);
 }
 
-// An engine's host time per decoding sequence is paid once a step for each sequence decoding, not
-// per token of the forward (a prefill chunk's tokens pay none), and the single-request estimate and
-// the step table charge it alike.
-TEST(StepCost, HostTimeIsPaidPerDecodingSequence) {
-  Fixture f;
-  f.engine.seq_host_s = 0;
-  Engine e = f.engine;
-  e.seq_host_s = 20e-6;
-  const StepCost with = step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), e);
-  const StepCost without = step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), f.engine);
-  EXPECT_NEAR(with.step_s(64, 1, 0, 0, 0) - without.step_s(64, 1, 0, 0, 0), 64 * 20e-6 * e.time_scale, 1e-12);
-  EXPECT_NEAR(with.step_s(0, 1, 0, 2048, 0), without.step_s(0, 1, 0, 2048, 0), 1e-12);
-  const InferenceEstimate one = estimate_inference(f.m, f.w, {128, 128, 16}, f.gpu, f.eff, default_cluster(f.gpu), e);
-  const InferenceEstimate base = estimate_inference(f.m, f.w, {128, 128, 16}, f.gpu, f.eff, default_cluster(f.gpu), f.engine);
-  EXPECT_NEAR(one.tpot_s - base.tpot_s, 16 * 20e-6 * e.time_scale, 1e-9);
-}
-
 // The simulator cuts a long prompt into steps of the engine's budget and pays each step's forward;
 // what a long prompt costs beyond one forward, per pair, is measured on the prompt taken whole, so
 // an engine that chunks (vLLM, 2,048 tokens on an A100) gets the same attention cost per pair.

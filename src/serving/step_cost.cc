@@ -22,7 +22,7 @@ double StepCost::step_s(double decode_seqs, double tokens_per_seq, double decode
                         double prefill_pairs) const {
   const double busiest = attention_dp > 1 && decode_seqs > 0 ? std::ceil(decode_seqs / attention_dp) / decode_seqs : 1;
   return forward(decode_seqs * tokens_per_seq + prefill_tokens) + kv_read_s_per_token * decode_context_tokens * busiest +
-         attention_s_per_pair * prefill_pairs + seq_host_s * decode_seqs;
+         attention_s_per_pair * prefill_pairs;
 }
 
 StepCost step_cost(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff, const Cluster& cluster,
@@ -34,7 +34,6 @@ StepCost step_cost(const ModelSpec& m, const Workload& w, const Gpu& gpu, const 
   Engine whole = engine;
   whole.ubatch_tokens = 0;
   whole.chunked_prefill = false;
-  whole.seq_host_s = 0;  // charged per decoding sequence below, not per token of the forward
   auto run = [&](int64_t prompt, int64_t output, int64_t concurrency) {
     return estimate_inference(m, w, {prompt, output, concurrency}, gpu, eff, cluster, whole);
   };
@@ -48,7 +47,6 @@ StepCost step_cost(const ModelSpec& m, const Workload& w, const Gpu& gpu, const 
       std::max(0.0, (run(2 * kLong, 2, 1).tpot_s - run(kLong, 2, 1).tpot_s) / static_cast<double>(kLong));
   // A long prefill beyond the forward over its tokens is its causal attention, N^2 / 2 pairs.
   c.request_overhead_s = engine.request_overhead_s * engine.time_scale;
-  c.seq_host_s = engine.seq_host_s * engine.time_scale;
   constexpr double kPrompt = 8192;
   const double attention = run(static_cast<int64_t>(kPrompt), 1, 1).ttft_s - c.request_overhead_s - c.forward(kPrompt);
   c.attention_s_per_pair = std::max(0.0, attention / (kPrompt * kPrompt / 2));

@@ -26,7 +26,6 @@ struct StepCost {
   double kv_read_s_per_token = 0;   // one cached token read by decode attention
   double attention_s_per_pair = 0;  // prefill attention: one new token against one earlier token
   double request_overhead_s = 0;    // the engine's fixed cost before a request's first token
-  double seq_host_s = 0;            // the engine's host time per decoding sequence per step
   // Attention data parallelism over this many GPUs (1: none): decode sequences are spread over
   // them whole, so the step waits on the cache reads of the busiest, ceil(seqs / n) of them.
   double attention_dp = 1;

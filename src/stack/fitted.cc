@@ -107,8 +107,7 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
     const std::string where = origin + ": serving";
     if (!s->as_table()) return make_error(where, "must be a table");
     TomlFields f(*s->as_table(), where);
-    if (auto st = f.only_keys({"time_scale", "engine", "quantized_matvec_gbps_per_sm", "prefill_matmul_scale", "per_query_head_kv_share",
-                               "seq_host_us"}))
+    if (auto st = f.only_keys({"time_scale", "engine", "quantized_matvec_gbps_per_sm", "prefill_matmul_scale", "per_query_head_kv_share"}))
       return *st;
     auto scale = f.optional_number_between("time_scale", 0.05, 20);
     if (!scale) return scale.error();
@@ -132,7 +131,6 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
     if (auto st = engine_table("quantized_matvec_gbps_per_sm", "GB/s per SM", 0.1, 1000, 1e9, p.serving_matvec_sm_Bps)) return *st;
     if (auto st = engine_table("prefill_matmul_scale", "multiplier", 0.1, 10, 1, p.serving_prefill_matmul_scale)) return *st;
     if (auto st = engine_table("per_query_head_kv_share", "share", 0, 1, 1, p.serving_per_query_head_kv_share)) return *st;
-    if (auto st = engine_table("seq_host_us", "microseconds", 0, 10000, 1e-6, p.serving_seq_host_s)) return *st;
   }
   return p;
 }
@@ -163,10 +161,6 @@ std::string FittedParameters::to_toml(const std::string& header) const {
   if (!serving_prefill_matmul_scale.empty()) {
     out += "\n[serving.prefill_matmul_scale]\n";
     for (const auto& [id, x] : serving_prefill_matmul_scale) out += fmt::format("\"{}\" = {:.6g}\n", id, x);
-  }
-  if (!serving_seq_host_s.empty()) {
-    out += "\n[serving.seq_host_us]\n";
-    for (const auto& [id, x] : serving_seq_host_s) out += fmt::format("\"{}\" = {:.6g}\n", id, x * 1e6);
   }
   if (!serving_per_query_head_kv_share.empty()) {
     out += "\n[serving.per_query_head_kv_share]\n";

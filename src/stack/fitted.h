@@ -82,12 +82,6 @@ class FittedParameters {
   }
   // The share of a per-query-head decode kernel's repeated cache reads that reaches DRAM
   // (Engine::per_query_head_kv_share), fitted on the rows of such builds; absent: 1.
-  // An engine's host time per decoding sequence per step (Engine::seq_host_s); absent: 0.
-  std::map<std::string, double> serving_seq_host_s;
-  double serving_seq_host_s_for(const std::string& engine_id) const {
-    auto it = serving_seq_host_s.find(engine_id);
-    return it != serving_seq_host_s.end() ? it->second : 0;
-  }
   std::map<std::string, double> serving_per_query_head_kv_share;
   double serving_per_query_head_kv_share_for(const std::string& engine_id) const {
     auto it = serving_per_query_head_kv_share.find(engine_id);

@@ -331,9 +331,6 @@ std::vector<double> kv_share_grid() {
   return g;
 }
 
-// Host time per decoding sequence per step, seconds: none (first), then 2 us to 160 us.
-std::vector<double> seq_host_grid() { return {0, 2e-6, 5e-6, 10e-6, 20e-6, 40e-6, 80e-6, 160e-6}; }
-
 std::vector<double> prefill_grid() {
   std::vector<double> g = {1};
   for (int k = -25; k <= 8; ++k)
@@ -346,22 +343,19 @@ struct ServingFit {
   std::map<std::string, double> matvec_sm_Bps;       // engine -> bytes/s per SM
   std::map<std::string, double> prefill_matmul_scale;  // engine -> multiplier
   std::map<std::string, double> kv_share;              // engine -> per-query-head DRAM share
-  std::map<std::string, double> seq_host_s;            // engine -> host seconds per sequence and step
   ServingKnobs knobs(const std::string& engine) const {
     auto m = matvec_sm_Bps.find(engine);
     auto p = prefill_matmul_scale.find(engine);
     auto q = kv_share.find(engine);
-    auto h = seq_host_s.find(engine);
     return {scales.for_engine(engine), m != matvec_sm_Bps.end() ? m->second : 0,
-            p != prefill_matmul_scale.end() ? p->second : 1, q != kv_share.end() ? q->second : 1,
-            h != seq_host_s.end() ? h->second : 0};
+            p != prefill_matmul_scale.end() ? p->second : 1, q != kv_share.end() ? q->second : 1};
   }
 };
 
 // Whether `k` changes row `r`'s prediction from the one under the sourced engine.
 bool moves(const ValidationRow& r, const ServingKnobs& k) {
   return k.time_scale != 1 || (r.serving_matvec_bound && k.matvec_sm_Bps > 0) || (r.serving_prefill_fitted && k.prefill_matmul_scale != 1) ||
-         (r.serving_per_query_head && k.per_query_head_kv_share != 1) || k.seq_host_s != 0;
+         (r.serving_per_query_head && k.per_query_head_kv_share != 1);
 }
 
 // The serving rows predicted at time scale 1 under each triple of grid values (matvec, prefill and
@@ -369,20 +363,19 @@ bool moves(const ValidationRow& r, const ServingKnobs& k) {
 class KnobGridRuns {
  public:
   KnobGridRuns(const ValidationReport& rep, const std::vector<size_t>& idx, const std::vector<double>& unscaled)
-      : rep_(rep), idx_(idx), unscaled_(unscaled), matvec_(matvec_grid()), prefill_(prefill_grid()), kv_share_(kv_share_grid()), seq_host_(seq_host_grid()) {}
+      : rep_(rep), idx_(idx), unscaled_(unscaled), matvec_(matvec_grid()), prefill_(prefill_grid()), kv_share_(kv_share_grid()) {}
   const std::vector<double>& matvec() const { return matvec_; }
   const std::vector<double>& prefill() const { return prefill_; }
   const std::vector<double>& kv_share() const { return kv_share_; }
-  const std::vector<double>& seq_host() const { return seq_host_; }
-  // Row j's prediction (index into the report) with engine `e`'s knobs at (m, p, q, h).
-  const std::vector<double>& at(const std::string& e, size_t m, size_t p, size_t q, size_t h) {
-    auto [it, fresh] = runs_.try_emplace({e, m, p, q, h});
+  // Row j's prediction (index into the report) with engine `e`'s knobs at (m, p, q).
+  const std::vector<double>& at(const std::string& e, size_t m, size_t p, size_t q) {
+    auto [it, fresh] = runs_.try_emplace({e, m, p, q});
     if (fresh) {
       it->second = unscaled_;
       for (size_t j : idx_) {
         const ValidationRow& r = rep_.rows[j];
         if (r.engine != e) continue;
-        const ServingKnobs k{1, matvec_[m], prefill_[p], kv_share_[q], seq_host_[h]};
+        const ServingKnobs k{1, matvec_[m], prefill_[p], kv_share_[q]};
         if (moves(r, k)) it->second[j] = r.serving_at(k);
       }
     }
@@ -393,8 +386,8 @@ class KnobGridRuns {
   const ValidationReport& rep_;
   const std::vector<size_t>& idx_;
   const std::vector<double>& unscaled_;
-  std::vector<double> matvec_, prefill_, kv_share_, seq_host_;
-  std::map<std::tuple<std::string, size_t, size_t, size_t, size_t>, std::vector<double>> runs_;
+  std::vector<double> matvec_, prefill_, kv_share_;
+  std::map<std::tuple<std::string, size_t, size_t, size_t>, std::vector<double>> runs_;
 };
 
 ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size_t>& idx, const std::vector<double>& unscaled,
@@ -405,23 +398,21 @@ ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size
     if (rep.rows[j].serving_prefill_fitted) prefill_engines.insert(rep.rows[j].engine);
     if (rep.rows[j].serving_per_query_head) kv_share_engines.insert(rep.rows[j].engine);
   }
-  std::set<std::string> engines, host_engines;
-  for (size_t j : idx) {
-    engines.insert(rep.rows[j].engine);
-    if (rep.rows[j].serving_host_fitted) host_engines.insert(rep.rows[j].engine);
-  }
+  std::set<std::string> engines = matvec_engines;
+  engines.insert(prefill_engines.begin(), prefill_engines.end());
+  engines.insert(kv_share_engines.begin(), kv_share_engines.end());
   std::vector<double> base = unscaled;
   ServingFit fit;
   for (const std::string& e : engines) {
-    auto with_engine_at = [&](size_t m, size_t p, size_t q, size_t h) {
+    auto with_engine_at = [&](size_t m, size_t p, size_t q) {
       std::vector<double> trial = base;
-      const std::vector<double>& run = runs.at(e, m, p, q, h);
+      const std::vector<double>& run = runs.at(e, m, p, q);
       for (size_t j : idx)
         if (rep.rows[j].engine == e && std::isfinite(run[j])) trial[j] = run[j];
       return trial;
     };
-    auto error_at = [&](size_t m, size_t p, size_t q, size_t h) {
-      const std::vector<double> trial = with_engine_at(m, p, q, h);
+    auto error_at = [&](size_t m, size_t p, size_t q) {
+      const std::vector<double> trial = with_engine_at(m, p, q);
       const double k = std::log(fit_serving(rep, idx, trial).for_engine(e));
       double err = 0;
       for (size_t j : idx)
@@ -436,21 +427,16 @@ ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size
         if (const double err = error_with(i); err < least - 1e-12) least = err, best = i;
       return best;
     };
-    size_t m = 0, p = 0, q = 0, h = 0;
+    size_t m = 0, p = 0, q = 0;
     for (int round = 0; round < 2; ++round) {
-      if (matvec_engines.count(e)) m = best_of(runs.matvec().size(), [&](size_t i) { return error_at(i, p, q, h); });
-      if (prefill_engines.count(e)) p = best_of(runs.prefill().size(), [&](size_t i) { return error_at(m, i, q, h); });
-      if (kv_share_engines.count(e)) q = best_of(runs.kv_share().size(), [&](size_t i) { return error_at(m, p, i, h); });
+      if (matvec_engines.count(e)) m = best_of(runs.matvec().size(), [&](size_t i) { return error_at(i, p, q); });
+      if (prefill_engines.count(e)) p = best_of(runs.prefill().size(), [&](size_t i) { return error_at(m, i, q); });
+      if (kv_share_engines.count(e)) q = best_of(runs.kv_share().size(), [&](size_t i) { return error_at(m, p, i); });
     }
-    // The host time last, once (each of its values re-simulates every row of the engine), and only
-    // where engines.toml gives no host time per step: where it does, a time per sequence would
-    // stand in for that sourced figure on rows that mostly run one stream.
-    if (host_engines.count(e)) h = best_of(runs.seq_host().size(), [&](size_t i) { return error_at(m, p, q, i); });
     if (runs.matvec()[m] > 0) fit.matvec_sm_Bps[e] = runs.matvec()[m];
     if (runs.prefill()[p] != 1) fit.prefill_matmul_scale[e] = runs.prefill()[p];
     if (runs.kv_share()[q] != 1) fit.kv_share[e] = runs.kv_share()[q];
-    if (runs.seq_host()[h] != 0) fit.seq_host_s[e] = runs.seq_host()[h];
-    base = with_engine_at(m, p, q, h);
+    base = with_engine_at(m, p, q);
   }
   fit.scales = fit_serving(rep, idx, base);
   return fit;
@@ -495,7 +481,6 @@ void cross_validate_serving(ValidationReport& rep, CrossValidation& cv) {
   cv.fitted.serving_matvec_sm_Bps = all.matvec_sm_Bps;
   cv.fitted.serving_prefill_matmul_scale = all.prefill_matmul_scale;
   cv.fitted.serving_per_query_head_kv_share = all.kv_share;
-  cv.fitted.serving_seq_host_s = all.seq_host_s;
 }
 
 // Bands per stack where a stack has enough rows of the kind, else none (the global one serves).

@@ -159,32 +159,6 @@ TEST(LeaveOnePublicationOut, ServingFitFindsTheDramShareOfPerQueryHeadCacheReads
   EXPECT_LT(cv.cross_validated.at("serving").mape, 0.03);
 }
 
-// Serving rows of one engine whose every decoding sequence costs 40 us of host time a step beside
-// the model's step (batches of 1 to 256): the fit finds that time on its grid; another engine's
-// rows, with none, keep 0, and so does an engine whose host time per step is sourced (not left to
-// the fit), whatever its rows say.
-TEST(LeaveOnePublicationOut, ServingFitFindsAnEnginesHostTimePerSequence) {
-  ValidationReport rep;
-  for (int i = 0; i < 90; ++i) {
-    const double seqs = std::pow(2.0, i % 9), step = 0.01 + 2e-5 * seqs;
-    auto time_at = [seqs, step](const ServingKnobs& k) { return k.time_scale * (step + k.seq_host_s * seqs); };
-    ValidationRow r;
-    r.kind = "serving";
-    r.engine = i < 40 ? "e" : i < 60 ? "other" : "sourced";
-    r.publication = fmt::format("p{}", i % 6);
-    r.metric = "tpot_s";
-    r.serving_host_fitted = r.engine != "sourced";
-    r.serving_at = time_at;
-    r.predicted = time_at({});
-    r.published = r.engine == "other" ? time_at({}) : time_at({1, 0, 1, 1, 40e-6});
-    rep.rows.push_back(r);
-  }
-  const CrossValidation cv = cross_validate(rep, 0.12);
-  EXPECT_NEAR(cv.fitted.serving_seq_host_s_for("e"), 40e-6, 1e-9);
-  EXPECT_EQ(cv.fitted.serving_seq_host_s_for("other"), 0);
-  EXPECT_EQ(cv.fitted.serving_seq_host_s_for("sourced"), 0);
-}
-
 // Rows whose stack overlaps TP: of the TP time its GEMMs could cover, the runs hide only half;
 // the fit finds that share, and rows without overlap leave it alone.
 TEST(LeaveOnePublicationOut, FitFindsTheShareOfTensorParallelTimeAnOverlapHides) {
@@ -248,9 +222,6 @@ TEST(FittedParameters, ShippedFileIsTheFitOfTheValidationTable) {
   EXPECT_EQ(shipped->serving_prefill_matmul_scale.size(), fresh.serving_prefill_matmul_scale.size());
   for (const auto& [id, x] : fresh.serving_prefill_matmul_scale)
     EXPECT_NEAR(shipped->serving_prefill_matmul_scale_for(id), x, 1e-4 * x) << "serving.prefill_matmul_scale." << id;
-  EXPECT_EQ(shipped->serving_seq_host_s.size(), fresh.serving_seq_host_s.size());
-  for (const auto& [id, x] : fresh.serving_seq_host_s)
-    EXPECT_NEAR(shipped->serving_seq_host_s_for(id), x, 1e-4 * x) << "serving.seq_host_us." << id;
   EXPECT_EQ(shipped->serving_per_query_head_kv_share.size(), fresh.serving_per_query_head_kv_share.size());
   for (const auto& [id, x] : fresh.serving_per_query_head_kv_share)
     EXPECT_NEAR(shipped->serving_per_query_head_kv_share_for(id), x, 1e-4) << "serving.per_query_head_kv_share." << id;
@@ -274,11 +245,6 @@ TEST(FittedParameters, RejectsOutOfRangeValuesAndUnknownKeys) {
   EXPECT_EQ(prefill->serving_prefill_matmul_scale_for("llama.cpp"), 0.7);
   EXPECT_EQ(prefill->serving_prefill_matmul_scale_for("vllm"), 1);
   EXPECT_FALSE(FittedParameters::from_toml("[serving.per_query_head_kv_share]\n\"tensorrt-llm\" = 1.5\n", "t"));
-  EXPECT_FALSE(FittedParameters::from_toml("[serving.seq_host_us]\nvllm = -1\n", "t"));
-  auto host = FittedParameters::from_toml("[serving.seq_host_us]\nvllm = 10\n", "t");
-  ASSERT_TRUE(host);
-  EXPECT_NEAR(host->serving_seq_host_s_for("vllm"), 10e-6, 1e-15);
-  EXPECT_EQ(host->serving_seq_host_s_for("sglang"), 0);
   auto share = FittedParameters::from_toml("[serving.per_query_head_kv_share]\n\"tensorrt-llm\" = 0.45\n", "t");
   ASSERT_TRUE(share);
   EXPECT_EQ(share->serving_per_query_head_kv_share_for("tensorrt-llm"), 0.45);

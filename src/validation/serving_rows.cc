@@ -41,7 +41,6 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   s.engine.quantized_matvec_sm_Bps = 0;
   s.engine.prefill_matmul_scale = 1;
   s.engine.per_query_head_kv_share = 1;
-  s.engine.seq_host_s = 0;
   auto tp = optional_int(f, "tp", 1), gpus = optional_int(f, "gpus", 1), pp = optional_int(f, "pp", 1);
   auto prompt = optional_int(f, "prompt", 1), output = optional_int(f, "output", 1), conc = optional_int(f, "concurrency", 1);
   for (auto* r : {&tp, &gpus, &pp, &prompt, &output, &conc})
@@ -282,7 +281,6 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
     if (scaled.engine.quantized_matvec_latency_bound) scaled.engine.quantized_matvec_sm_Bps = k.matvec_sm_Bps;
     if (scaled.engine.prefill_matmul_fitted) scaled.engine.prefill_matmul_scale = k.prefill_matmul_scale;
     if (scaled.engine.per_query_head_decode) scaled.engine.per_query_head_kv_share = k.per_query_head_kv_share;
-    scaled.engine.seq_host_s = k.seq_host_s;
     return load ? simulated(tf, scaled, m, gpu, eff, metric) : estimated(tf, scaled, m, gpu, eff, metric);
   };
   auto v = at(ServingKnobs{});
@@ -292,7 +290,6 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   row.serving_rate = metric->find("per_s") != std::string::npos;
   row.serving_matvec_bound = s->engine.matvec_sm_bound_applies(gpu, s->w.precision);
   row.serving_prefill_fitted = s->engine.prefill_matmul_fitted;
-  row.serving_host_fitted = s->engine.host_time_fitted();
   row.serving_per_query_head = s->engine.per_query_head_decode && !m.is_mla() && m.q_dim() > m.kv_dim();
   row.serving_at = [at](const ServingKnobs& k) {
     auto r = at(k);

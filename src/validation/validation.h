@@ -40,7 +40,6 @@ struct ServingKnobs {
   double matvec_sm_Bps = 0;
   double prefill_matmul_scale = 1;  // where the engine leaves its prompt GEMMs to the fit
   double per_query_head_kv_share = 1;  // where the row ran a per-query-head decode kernel
-  double seq_host_s = 0;               // host time per decoding sequence per step
 };
 
 struct ValidationRow {
@@ -71,7 +70,6 @@ struct ValidationRow {
   bool serving_matvec_bound = false;
   bool serving_prefill_fitted = false;
   bool serving_per_query_head = false;  // a per-query-head decode kernel on a grouped-query model
-  bool serving_host_fitted = false;     // the engine's host time per sequence is left to the fit
   double error() const { return (predicted - published) / published; }
   double cv_error() const { return (cross_validated - published) / published; }
   // The published figure in the model's quantity (seconds or bytes).
