@@ -69,6 +69,9 @@ class Simulation {
   void release_arrivals();
   void admit_next_of_user(double at);
   bool ensure_blocks(size_t i, int64_t tokens, bool& self_preempted);
+  void take_free_blocks(int64_t n);
+  int64_t cached_if_admitted(const Live& r) const;
+  void reclaim_retained(Live& r);
   void preempt_last();
   void finish(const Live& r);
   Status continuous_step();
@@ -82,6 +85,10 @@ class Simulation {
   const double emit_;
   const int64_t capacity_blocks_;
   int64_t used_blocks_ = 0;
+  // Free blocks that still hold preempted requests' tokens, and those requests, oldest first.
+  int64_t retained_blocks_ = 0;
+  std::deque<std::pair<size_t, int64_t>> retained_order_;  // (request, its preemption count then)
+  std::vector<int64_t> retained_of_, preempted_;              // by request id
   double now_ = 0, batch_sum_ = 0;
   int64_t steps_ = 0, preemptions_ = 0;
   int64_t steps_until_admit_ = 0;  // multi-step scheduling: steps left before the next admission
@@ -118,18 +125,68 @@ void Simulation::release_arrivals() {
 
 // Recompute preemption, as vLLM does by default: the most recently admitted request gives up its
 // blocks and goes back to the head of the queue, to prefill its prompt and output so far again.
+// Under a prefix cache its blocks are freed but keep their contents (vLLM's KVCacheManager frees
+// them to the tail of the free queue and finds them again by hash on re-admission), so it loses
+// only what other requests allocate over them meanwhile.
 void Simulation::preempt_last() {
   Live r = running_.back();
   running_.pop_back();
   used_blocks_ -= r.blocks;
   const SimRequest& q = load_.requests[r.id];
   const int64_t hit = prefix_hit(s_, q.prompt_tokens);
+  if (s_.retain_preempted_kv && r.blocks > 0) {
+    retained_blocks_ += r.blocks;
+    retained_of_[r.id] = r.blocks;
+    retained_order_.emplace_back(r.id, ++preempted_[r.id]);
+  }
   r.cached = hit;
   r.blocks = 0;
   r.prefill_left = q.prompt_tokens - hit + static_cast<int64_t>(r.generated);
   r.decoding = false;
   waiting_.push_front(r);
   ++preemptions_;
+}
+
+// Allocates n free blocks: never-used and finished requests' blocks first, then, least recently
+// freed first, those still holding preempted requests' tokens. (vLLM's free queue is one LRU list,
+// where blocks a later finish freed would go after a preempted request's; taking them first keeps
+// a preempted request's tokens a little longer than vLLM does.)
+void Simulation::take_free_blocks(int64_t n) {
+  used_blocks_ += n;
+  int64_t evict = used_blocks_ + retained_blocks_ - capacity_blocks_;
+  while (evict > 0 && !retained_order_.empty()) {
+    const auto [id, count] = retained_order_.front();
+    int64_t& kept = retained_of_[id];
+    if (count != preempted_[id] || kept == 0) {  // admitted again since
+      retained_order_.pop_front();
+      continue;
+    }
+    const int64_t take = std::min(kept, evict);
+    kept -= take;
+    retained_blocks_ -= take;
+    evict -= take;
+  }
+}
+
+int64_t Simulation::cached_if_admitted(const Live& r) const {
+  const int64_t kept = retained_of_[r.id];
+  if (kept <= 0) return r.cached;
+  const int64_t total = load_.requests[r.id].prompt_tokens + static_cast<int64_t>(r.generated);
+  return std::max(r.cached, std::min(kept * s_.kv_block_tokens, total - 1));
+}
+
+// A preempted request admitted again takes back what is left of its blocks: those tokens are
+// cached (all but the last: a forward must compute at least one token).
+void Simulation::reclaim_retained(Live& r) {
+  const int64_t cached = cached_if_admitted(r);
+  int64_t& kept = retained_of_[r.id];
+  if (kept <= 0) return;
+  retained_blocks_ -= kept;
+  used_blocks_ += kept;
+  r.blocks = kept;
+  kept = 0;
+  r.prefill_left -= cached - r.cached;
+  r.cached = cached;
 }
 
 // Makes room for running_[i] to hold `tokens` cached tokens, preempting from the back.
@@ -146,7 +203,7 @@ bool Simulation::ensure_blocks(size_t i, int64_t tokens, bool& self_preempted) {
     }
     preempt_last();
   }
-  used_blocks_ += need;
+  take_free_blocks(need);
   running_[i].blocks += need;
   return true;
 }
@@ -195,16 +252,19 @@ Status Simulation::continuous_step() {
   if (used_blocks_ < capacity_blocks_ && !preempted && may_admit) {
     while (!waiting_.empty() && static_cast<int64_t>(running_.size()) < s_.max_num_seqs && budget > 0) {
       Live r = waiting_.front();
-      int64_t want = std::min(r.prefill_left, budget);
-      if (!s_.chunked_prefill && want < r.prefill_left) {
+      const int64_t cached = cached_if_admitted(r), left = r.prefill_left - (cached - r.cached);
+      int64_t want = std::min(left, budget);
+      if (!s_.chunked_prefill && want < left) {
         if (!chunks.empty()) break;
-        want = r.prefill_left;  // an unchunked prompt longer than the budget runs alone
+        want = left;  // an unchunked prompt longer than the budget runs alone
       }
       const SimRequest& q = load_.requests[r.id];
-      const int64_t need = blocks_for(s_.reserve_output_kv ? q.prompt_tokens + q.output_tokens : r.cached + want, s_.kv_block_tokens);
+      const int64_t need = blocks_for(s_.reserve_output_kv ? q.prompt_tokens + q.output_tokens : cached + want, s_.kv_block_tokens);
+      // Blocks still holding this request's tokens are among the free ones: they count once.
       if (used_blocks_ + need > capacity_blocks_) break;
       waiting_.pop_front();
-      used_blocks_ += need;
+      reclaim_retained(r);
+      take_free_blocks(need - r.blocks);
       r.blocks = need;
       budget -= want;
       prefill += static_cast<double>(want);
@@ -296,6 +356,8 @@ Result<ServingResult> Simulation::run() {
                                                reqs[i].prompt_tokens + reqs[i].output_tokens, capacity_blocks_ * s_.kv_block_tokens));
   }
   arrival_s_.assign(reqs.size(), 0);
+  retained_of_.assign(reqs.size(), 0);
+  preempted_.assign(reqs.size(), 0);
   if (load_.users > 0) {
     for (int64_t u = 0; u < load_.users; ++u)
       admit_next_of_user(load_.ramp_s * static_cast<double>(u) / static_cast<double>(load_.users) + rng_.exponential(load_.think_time_s));
@@ -385,6 +447,7 @@ ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cos
   s.chunked_prefill = engine.chunked_prefill;
   s.continuous_batching = engine.continuous_batching;
   s.reserve_output_kv = engine.reserve_output_kv;
+  s.retain_preempted_kv = engine.prefix_caching;
   return s;
 }
 

@@ -43,6 +43,10 @@ struct ServingSetup {
   // this many steps in all before the scheduler admits waiting requests again.
   int64_t scheduler_steps = 1;
   double prefix_hit_rate = 0;     // share of each prompt found in the prefix cache
+  // A preempted request's blocks stay in the prefix cache, free but still holding its tokens, until
+  // other allocations take them; admitted again, it recomputes only what was taken (engines with a
+  // prefix cache: Engine::prefix_caching).
+  bool retain_preempted_kv = false;
   int64_t spec_tokens = 0;        // speculative tokens proposed per step (0: none)
   double acceptance_rate = 0;     // chance each proposed token is accepted
   double ttft_target_s = 1, tpot_target_s = 0.1;  // the SLO goodput counts against

@@ -87,6 +87,24 @@ TEST(ServingSimulator, AFullKvCachePreemptsAndStillFinishesEveryRequest) {
   EXPECT_EQ(r.completed, 100);
 }
 
+// vLLM V1 frees a preempted request's blocks with their contents to its prefix cache, and finds
+// them again when the request is admitted back: only what others allocated over them meanwhile is
+// computed again, so the same overfull cache finishes the same requests sooner than recomputing
+// each preempted request from its first token.
+TEST(ServingSimulator, APreemptedRequestKeepsWhatThePrefixCacheStillHolds) {
+  const Fixture f;
+  ServingSetup keep = f.setup();
+  EXPECT_TRUE(keep.retain_preempted_kv);  // vLLM has a prefix cache
+  keep.kv_capacity_tokens = 8 * 1280;
+  ServingSetup drop = keep;
+  drop.retain_preempted_kv = false;
+  const ServingResult kept = run(keep, open_loop(100, 1000)), dropped = run(drop, open_loop(100, 1000));
+  EXPECT_GT(kept.preemptions, 0);
+  EXPECT_GT(dropped.preemptions, 0);
+  EXPECT_EQ(kept.completed, 100);
+  EXPECT_LT(kept.span_s, dropped.span_s);
+}
+
 // TensorRT-LLM's default GUARANTEED_NO_EVICT: a request starts only with its prompt and whole
 // output reserved, so the same full cache never preempts, holds at most eight requests at once and
 // still finishes them all.
