@@ -262,6 +262,8 @@ json_has scheduler_steps_delay "d['latency']['ttft_s']['p50'] > 0" -- infer --mo
 check acceptance_without_spec 2 "--acceptance-rate: needs --spec-tokens" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --acceptance-rate 0.5
 printf 'prompt_tokens,output_tokens,arrival_s\n100,20,0\n200,30,0.5\n' >"$tmp/trace.csv"
 json_has infer_trace "d['load']['requests'] == 2" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/trace.csv" --json
+json_has trace_lengths_are_its_means "d['prompt_tokens'] == 150 and d['output_tokens'] == 25 and d['lengths_from'] == 'trace means'" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/trace.csv" --json
+check trace_and_prompt 2 "--prompt: the trace gives each request's lengths" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/trace.csv" --prompt 64
 printf 'prompt_tokens,output_tokens\n100,20\n-5,30\n' >"$tmp/bad.csv"
 check trace_bad_line 2 "--trace: .*line 3" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/bad.csv"
 check trace_missing 2 "--trace" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/nope.csv"

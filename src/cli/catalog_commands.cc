@@ -207,6 +207,12 @@ int run_engines(bool json) {
                                        : nlohmann::json(nullptr)},
                      {"format_architectures", e.format_architectures.empty() ? nlohmann::json(nullptr)
                                                                               : nlohmann::json(e.format_architectures)},
+                     {"unmodelled_moe_backends", [&] {
+                        nlohmann::json a = nlohmann::json::array();
+                        for (const auto& u : e.unmodelled_moe_backends)
+                          a.push_back({{"backend", u.backend}, {"format", u.format}, {"architectures", u.architectures}});
+                        return a;
+                      }()},
                      {"time_scale_fitted", e.time_scale},
                      {"prefix_caching", e.prefix_caching}, {"gpu_memory_utilization", e.gpu_memory_utilization},
                      {"kv_block_tokens", e.kv_block_tokens}, {"profile_run_peak", e.profile_run_peak},

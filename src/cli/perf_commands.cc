@@ -231,6 +231,7 @@ struct InferFlags {
   int64_t prompt = 512, output = 128, concurrency = 1;
   double average_rps = 0, scale_at = 0.8;
   bool json = false, attention_dp = false;
+  bool lengths_given = false;  // --prompt or --output on the command line
 };
 
 // `infer --emit k8s`: the replica of this TP size planned for --rps as the peak (and --average-rps),
@@ -333,6 +334,20 @@ int run_infer(Context& ctx, InferFlags f) {
   if (f.prompt <= 0 || f.prompt > (1 << 24)) return fail(make_error("--prompt", "must be between 1 and 16M tokens"));
   if (f.output <= 0 || f.output > (1 << 24)) return fail(make_error("--output", "must be between 1 and 16M tokens"));
   if (f.concurrency <= 0 || f.concurrency > (1 << 20)) return fail(make_error("--concurrency", "must be between 1 and 1M"));
+  // A trace gives every request's lengths: the single-request estimate, the engine's KV budget
+  // (a sliding window's share of a token depends on the length) and the step costs take its means.
+  std::optional<Load> traced;
+  if (!f.load.trace.empty() && f.emit.empty()) {
+    if (f.lengths_given) return fail(make_error("--prompt", "the trace gives each request's lengths; drop --prompt and --output"));
+    auto l = build_load(f.load, f.prompt, f.output);
+    if (!l) return fail(l.error());
+    double prompt = 0, output = 0;
+    for (const SimRequest& q : l->requests) prompt += static_cast<double>(q.prompt_tokens), output += static_cast<double>(q.output_tokens);
+    const auto n = static_cast<double>(std::max<size_t>(1, l->requests.size()));
+    f.prompt = std::max<int64_t>(1, std::llround(prompt / n));
+    f.output = std::max<int64_t>(1, std::llround(output / n));
+    traced = std::move(*l);
+  }
   f.w.seq = f.prompt + f.output;
   f.w.batch = f.concurrency;
   auto built = build_generation_workload(f.w);
@@ -361,7 +376,7 @@ int run_infer(Context& ctx, InferFlags f) {
   const InferenceMemory im = inference_memory(m, w, r, gpu, eff, *engine);
   std::optional<ServingResult> sim;
   if (f.load.given()) {
-    auto load = build_load(f.load, f.prompt, f.output);
+    auto load = traced ? Result<Load>(*traced) : build_load(f.load, f.prompt, f.output);
     if (!load) return fail(load.error());
     load->ramp_s = e.e2e_latency_s;  // users start over one request's service time
     ServingSetup setup = setup_for(*engine, gpu, step_cost(m, w, gpu, eff, *cluster, *engine), im.kv_capacity_tokens);
@@ -402,6 +417,7 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"kv_precision", to_string(w.kv())},
                         {"prompt_tokens", f.prompt},
                         {"output_tokens", f.output},
+                        {"lengths_from", traced ? "trace means" : "flags"},
                         {"concurrency", f.concurrency},
                         {"engine", engine->id},
                         {"engine_time_scale", engine->time_scale},
@@ -442,14 +458,14 @@ int run_infer(Context& ctx, InferFlags f) {
     }
     return print_json(j, "--model");
   }
-  fmt::print("{} on {} x {}{} under {}, {} weights, {} KV cache; {} prompt + {} output tokens, {} concurrent\n", m.name,
+  fmt::print("{} on {} x {}{} under {}, {} weights, {} KV cache; {} prompt + {} output tokens{}, {} concurrent\n", m.name,
              w.par.tp, gpu.id,
              w.par.attention_dp ? fmt::format(" (attention data-parallel: each GPU its own requests with every KV head; experts ep {}, dense MLPs {})",
                                               w.par.ep, w.par.attention_dp_dense_tp ? "split over the group" : "replicated")
              : w.par.ep > 1     ? fmt::format(" (ep {})", w.par.ep)
                                 : "",
              engine->name, to_string(w.precision),
-             to_string(w.kv()), f.prompt, f.output, f.concurrency);
+             to_string(w.kv()), f.prompt, f.output, traced ? " (the trace's means)" : "", f.concurrency);
   if (m.is_moe())
     fmt::print("{} of {} parameters active per token\n", format_count(static_cast<double>(m.active_parameters())),
                format_count(static_cast<double>(m.total_parameters())));
@@ -700,7 +716,10 @@ std::vector<Command> perf_commands() {
          sub.add_option("--average-rps", f->average_rps, "with --emit k8s: average requests per second (default: --rps)");
          sub.add_option("--scale-at", f->scale_at, "with --emit k8s: share of a replica's capacity at which to add replicas")->capture_default_str();
          sub.add_flag("--json", f->json, "JSON output");
-         sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_infer(ctx, *f); }; });
+         sub.callback([&ctx, &run, f, &sub] {
+           f->lengths_given = sub.count("--prompt") + sub.count("--output") > 0;
+           run = [&ctx, f] { return run_infer(ctx, *f); };
+         });
        }},
       {"roofline", "Per-operation arithmetic intensity against the GPU's ridge point",
        [](CLI::App& sub, Context& ctx, std::function<int()>& run) {

@@ -204,7 +204,8 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                             "looped_expert_launches_batch", "scalar_f16_matvec_hbm_slowdown", "earlier_per_query_head_decode", "quantized_matvec_latency_bound", "prefill_matmul_fitted", "moe_call_overhead_s", "mla_decode_overhead_s", "prompt_dequantize", "attention_dp", "attention_dp_dense_tp",
                             "attention_dp_gather", "attention_dp_limits_per_gpu",
                             "prompt_dequantize_architectures", "dequantize_min_rows", "ubatch_tokens", "eager_attention_bytes_per_score", "memory_reserve",
-                            "weight_memory_relative", "full_kv_families",
+                            "weight_memory_relative", "full_kv_families", "unmodelled_moe_backends",
+                            "unmodelled_moe_backends_source",
                             "profile_sampler_bytes_per_logit"}))
     return *s;
   Engine e;
@@ -295,6 +296,32 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     if (!src) return make_error(f.field("format_architectures_source"), "is required with format_architectures");
     e.format_architectures_source = *src;
   }
+  if (const toml::node* x = t.get("unmodelled_moe_backends")) {
+    const std::string where = f.field("unmodelled_moe_backends");
+    const toml::table* bt = x->as_table();
+    if (!bt) return make_error(where, "must be a table of backend = { format = [architectures] }");
+    for (const auto& [backend, formats] : *bt) {
+      const std::string bw = where + "." + std::string(backend.str());
+      const toml::table* ft = formats.as_table();
+      if (!ft) return make_error(bw, "must be a table of format = [architectures]");
+      for (const auto& [fmt_name, archs] : *ft) {
+        const std::string fw = bw + "." + std::string(fmt_name.str());
+        if (!parse_precision(fmt_name.str())) return make_error(fw, "is not a weight format gpuplan knows");
+        const toml::array* a = archs.as_array();
+        if (!a || a->empty()) return make_error(fw, "must be a non-empty list of architectures");
+        Engine::UnmodelledMoeBackend u{std::string(backend.str()), std::string(fmt_name.str()), {}};
+        for (const auto& v : *a) {
+          auto s = v.value<std::string>();
+          if (!s || s->empty()) return make_error(fw, "must be a list of architecture names");
+          u.architectures.push_back(*s);
+        }
+        e.unmodelled_moe_backends.push_back(u);
+      }
+    }
+    auto src = f.string("unmodelled_moe_backends_source");
+    if (!src) return make_error(f.field("unmodelled_moe_backends_source"), "is required with unmodelled_moe_backends");
+    e.unmodelled_moe_backends_source = *src;
+  }
   for (auto [key, out] : {std::pair{"large_gpu_exclude", &e.large_gpu_exclude},
                           std::pair{"prompt_dequantize_architectures", &e.prompt_dequantize_architectures},
                           std::pair{"full_kv_families", &e.full_kv_families}}) {
@@ -344,6 +371,16 @@ std::string Engine::unsupported(const Gpu& gpu, Precision p) const {
     return fmt::format("{} has {} kernels for {} only, not {} ({}); gpuplan does not guess the speed of its fallback",
                        name, format, list, gpu.architecture, format_architectures_source);
   }
+  return "";
+}
+
+std::string Engine::unmodelled_moe_backend(const std::string& backend, const Gpu& gpu, Precision p) const {
+  for (const UnmodelledMoeBackend& u : unmodelled_moe_backends)
+    if (u.backend == backend && parse_precision(u.format) == p &&
+        std::find(u.architectures.begin(), u.architectures.end(), gpu.architecture) != u.architectures.end())
+      return fmt::format("{}'s {} MoE backend for {} experts on {} has no measured speed ({}); gpuplan's figures are its recommended "
+                         "backend's",
+                         name, backend, u.format, gpu.architecture, unmodelled_moe_backends_source);
   return "";
 }
 

@@ -194,6 +194,17 @@ struct Engine {
   std::string format_architectures_source;
   // Why this engine cannot be modelled serving `p` weights on `gpu`, or empty.
   std::string unsupported(const Gpu& gpu, Precision p) const;
+  // MoE kernel backends a run may select (TensorRT-LLM's moe_config.backend) whose speed gpuplan has
+  // no measurement of, for a weight format on some architectures (backend, format, architectures),
+  // with the source; gpuplan's figures are the engine's recommended backend's.
+  struct UnmodelledMoeBackend {
+    std::string backend, format;
+    std::vector<std::string> architectures;
+  };
+  std::vector<UnmodelledMoeBackend> unmodelled_moe_backends;
+  std::string unmodelled_moe_backends_source;
+  // Why a run on MoE backend `backend` cannot be modelled serving `p` weights on `gpu`, or empty.
+  std::string unmodelled_moe_backend(const std::string& backend, const Gpu& gpu, Precision p) const;
 
   // The token budget per step and the sequence limit the engine starts with on `gpu`.
   struct BatchLimits {

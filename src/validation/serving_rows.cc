@@ -21,6 +21,7 @@ struct RowSetup {
   InferenceRequest req;
   int64_t replicas = 1;  // data-parallel copies the published figure spans
   std::string percentile = "mean";
+  std::string moe_backend;  // the MoE kernel backend the run selected, where it says
   bool total_tokens = false;  // throughput counts input and output tokens
 };
 
@@ -122,6 +123,10 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   if (!adp) return adp.error();
   if (adp->value_or(false))
     if (auto e = s.engine.use_attention_dp(s.w, m, "attention_dp")) return make_error(f.field(e->field), e->message);
+  auto moe = f.optional_string("moe_backend");
+  if (!moe) return moe.error();
+  s.moe_backend = moe->value_or("");
+  if (moe->has_value() && s.moe_backend.empty()) return make_error(f.field("moe_backend"), "must name a backend");
   auto pct = f.optional_string("percentile");
   if (!pct) return pct.error();
   s.percentile = pct->value_or("mean");
@@ -252,10 +257,12 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   if (!s) return s.error();
   row.engine = s->engine.id;
   row.metric = *metric + (t.contains("percentile") ? " " + s->percentile : "");
-  if (std::string why = s->engine.unsupported(gpu, s->w.precision); !why.empty()) {
-    row.refused = "gpuplan refuses: " + why;
-    return row;
-  }
+  for (const std::string& why : {s->engine.unsupported(gpu, s->w.precision),
+                                 s->moe_backend.empty() || !m.is_moe() ? std::string() : s->engine.unmodelled_moe_backend(s->moe_backend, gpu, s->w.precision)})
+    if (!why.empty()) {
+      row.refused = "gpuplan refuses: " + why;
+      return row;
+    }
   // A load generator holding a fixed concurrency (genai-perf, AIPerf) is a closed loop of users.
   const bool fixed_concurrency = f.table()["load_tool"].value_or(std::string()).find("fixed concurrency") != std::string::npos;
   const bool load = t.contains("request_rate") ||
