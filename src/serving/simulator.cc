@@ -264,7 +264,7 @@ Status Simulation::continuous_step() {
       if (used_blocks_ + need > capacity_blocks_) break;
       waiting_.pop_front();
       reclaim_retained(r);
-      take_free_blocks(need - r.blocks);
+      take_free_blocks(std::max<int64_t>(0, need - r.blocks));
       r.blocks = need;
       budget -= want;
       prefill += static_cast<double>(want);
