@@ -486,6 +486,28 @@ TEST(Engines, ReaderRejectsAMalformedMemoryReserve) {
   EXPECT_FALSE(EngineCatalog::from_toml(base + "weight_memory_relative = { hopper = { mxfp4 = 9 } }\n", "t"));
 }
 
+// An unmeasured MoE backend names a format gpuplan knows, a list of architectures and its source;
+// anything else is a named error, not an empty list.
+TEST(Engines, ReaderRejectsAMalformedUnmodelledMoeBackend) {
+  const std::string base = "[[engine]]\nid='x'\nname='x'\nsource='s'\nsource_date='2025-01'\nautoscale_metric='m'\n";
+  auto ok = EngineCatalog::from_toml(base + "unmodelled_moe_backends = { cutlass = { mxfp4 = ['hopper'] } }\nunmodelled_moe_backends_source = 's'\n", "t");
+  ASSERT_TRUE(ok) << ok.error().to_string();
+  const Engine& e = ok->engines().at(0);
+  EXPECT_NE(e.unmodelled_moe_backend("cutlass", gpu("h100-sxm"), Precision::mxfp4), "");
+  EXPECT_EQ(e.unmodelled_moe_backend("triton", gpu("h100-sxm"), Precision::mxfp4), "");
+  EXPECT_EQ(e.unmodelled_moe_backend("cutlass", gpu("b200"), Precision::mxfp4), "");
+  EXPECT_EQ(e.unmodelled_moe_backend("cutlass", gpu("h100-sxm"), Precision::fp8), "");
+  for (const char* bad : {"unmodelled_moe_backends = { cutlass = { mxfp4 = ['hopper'] } }\n",  // no source
+                          "unmodelled_moe_backends = { cutlass = { q9 = ['hopper'] } }\nunmodelled_moe_backends_source = 's'\n",
+                          "unmodelled_moe_backends = { cutlass = { mxfp4 = [] } }\nunmodelled_moe_backends_source = 's'\n",
+                          "unmodelled_moe_backends = { cutlass = 'hopper' }\nunmodelled_moe_backends_source = 's'\n",
+                          "unmodelled_moe_backends = 'cutlass'\nunmodelled_moe_backends_source = 's'\n"}) {
+    auto r = EngineCatalog::from_toml(base + bad, "t");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().field.find("unmodelled_moe_backends"), std::string::npos) << bad;
+  }
+}
+
 }  // namespace gpuplan
 
 namespace gpuplan {
