@@ -263,6 +263,8 @@ check acceptance_without_spec 2 "--acceptance-rate: needs --spec-tokens" -- infe
 printf 'prompt_tokens,output_tokens,arrival_s\n100,20,0\n200,30,0.5\n' >"$tmp/trace.csv"
 json_has infer_trace "d['load']['requests'] == 2" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/trace.csv" --json
 json_has trace_lengths_are_its_means "d['prompt_tokens'] == 150 and d['output_tokens'] == 25 and d['lengths_from'] == 'trace means'" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/trace.csv" --json
+json_has moe_backend_assumption_named "d['unmodelled_moe_backends'] == ['cutlass']" -- infer --model gpt-oss-120b --precision mxfp4 --gpu h100-sxm --engine tensorrt-llm --json
+json_has dense_model_names_no_moe_backend "d['unmodelled_moe_backends'] == []" -- infer --model llama-3.1-8b --gpu h100-sxm --engine tensorrt-llm --json
 check trace_and_prompt 2 "--prompt: the trace gives each request's lengths" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/trace.csv" --prompt 64
 printf 'prompt_tokens,output_tokens\n100,20\n-5,30\n' >"$tmp/bad.csv"
 check trace_bad_line 2 "--trace: .*line 3" -- infer --model llama-3.1-8b --gpu h100-sxm --trace "$tmp/bad.csv"

@@ -372,6 +372,12 @@ int run_infer(Context& ctx, InferFlags f) {
     return emit_infer_k8s(f, m, w, gpu, eff, *cluster, *engine);
   }
   InferenceRequest r{f.prompt, f.output, f.concurrency};
+  // MoE kernel backends the engine could select here whose speed gpuplan has not measured: the
+  // estimate is for the engine's recommended backend, and the output says so.
+  std::vector<std::string> unmodelled_backends;
+  if (m.is_moe())
+    for (const auto& u : engine->unmodelled_moe_backends)
+      if (!engine->unmodelled_moe_backend(u.backend, gpu, w.precision).empty()) unmodelled_backends.push_back(u.backend);
   const InferenceEstimate e = estimate_inference(m, w, r, gpu, eff, *cluster, *engine);
   const InferenceMemory im = inference_memory(m, w, r, gpu, eff, *engine);
   std::optional<ServingResult> sim;
@@ -420,6 +426,7 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"lengths_from", traced ? "trace means" : "flags"},
                         {"concurrency", f.concurrency},
                         {"engine", engine->id},
+                        {"unmodelled_moe_backends", unmodelled_backends},
                         {"engine_time_scale", engine->time_scale},
                         {"quantized_matvec_bytes_per_s", matvec_bound ? nlohmann::json(matvec_Bps) : nlohmann::json(nullptr)},
                         {"engine_prefill_matmul_scale", engine->prefill_matmul_scale},
@@ -469,8 +476,11 @@ int run_infer(Context& ctx, InferFlags f) {
   if (m.is_moe())
     fmt::print("{} of {} parameters active per token\n", format_count(static_cast<double>(m.active_parameters())),
                format_count(static_cast<double>(m.total_parameters())));
-  print_model_caveats(m);
-  if (engine->time_scale != 1)
+    print_model_caveats(m);
+  for (const std::string& b : unmodelled_backends)
+    fmt::print("assumes {}'s recommended MoE backend: its {} backend for {} experts on {} has no measured speed ({})\n", engine->id, b,
+               to_string(w.precision), gpu.architecture, engine->unmodelled_moe_backends_source);
+if (engine->time_scale != 1)
     fmt::print("{}'s times are x{:.2f}, its scale fitted on published serving runs (data/fitted.toml)\n", engine->id,
                engine->time_scale);
   if (engine->prefill_matmul_fitted && engine->prefill_matmul_scale != 1)
