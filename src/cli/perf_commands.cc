@@ -476,11 +476,11 @@ int run_infer(Context& ctx, InferFlags f) {
   if (m.is_moe())
     fmt::print("{} of {} parameters active per token\n", format_count(static_cast<double>(m.active_parameters())),
                format_count(static_cast<double>(m.total_parameters())));
-    print_model_caveats(m);
+  print_model_caveats(m);
   for (const std::string& b : unmodelled_backends)
     fmt::print("assumes {}'s recommended MoE backend: its {} backend for {} experts on {} has no measured speed ({})\n", engine->id, b,
                to_string(w.precision), gpu.architecture, engine->unmodelled_moe_backends_source);
-if (engine->time_scale != 1)
+  if (engine->time_scale != 1)
     fmt::print("{}'s times are x{:.2f}, its scale fitted on published serving runs (data/fitted.toml)\n", engine->id,
                engine->time_scale);
   if (engine->prefill_matmul_fitted && engine->prefill_matmul_scale != 1)

@@ -265,7 +265,7 @@ Status Simulation::continuous_step() {
       waiting_.pop_front();
       reclaim_retained(r);
       take_free_blocks(std::max<int64_t>(0, need - r.blocks));
-      r.blocks = need;
+      r.blocks = std::max(need, r.blocks);  // what it took back may cover one token more than it needs now
       budget -= want;
       prefill += static_cast<double>(want);
       pairs += static_cast<double>(want) * (static_cast<double>(r.cached) + static_cast<double>(want) / 2);
