@@ -377,12 +377,12 @@ int run_infer(Context& ctx, InferFlags f) {
   std::vector<std::string> unmodelled_backends;
   if (m.is_moe())
     for (const auto& u : engine->unmodelled_moe_backends)
-      if (!engine->unmodelled_moe_backend(u.backend, gpu, w.precision).empty()) unmodelled_backends.push_back(u.backend);
+      if (u.applies(gpu, w.precision)) unmodelled_backends.push_back(u.backend);
   const InferenceEstimate e = estimate_inference(m, w, r, gpu, eff, *cluster, *engine);
   const InferenceMemory im = inference_memory(m, w, r, gpu, eff, *engine);
   std::optional<ServingResult> sim;
   if (f.load.given()) {
-    auto load = traced ? Result<Load>(*traced) : build_load(f.load, f.prompt, f.output);
+    auto load = traced ? Result<Load>(std::move(*traced)) : build_load(f.load, f.prompt, f.output);
     if (!load) return fail(load.error());
     load->ramp_s = e.e2e_latency_s;  // users start over one request's service time
     ServingSetup setup = setup_for(*engine, gpu, step_cost(m, w, gpu, eff, *cluster, *engine), im.kv_capacity_tokens);

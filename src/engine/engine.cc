@@ -156,6 +156,29 @@ Status read_count(const TomlFields& f, const char* key, int64_t& out, int64_t lo
   return std::nullopt;
 }
 
+// A table of weight format = [architecture names] (format_architectures, and each backend of
+// unmodelled_moe_backends).
+Result<std::vector<std::pair<std::string, std::vector<std::string>>>> read_format_architectures(const toml::node& n,
+                                                                                                const std::string& where) {
+  const toml::table* ft = n.as_table();
+  if (!ft) return make_error(where, "must be a table of format = [architectures]");
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& [fmt_name, archs] : *ft) {
+    const std::string at = where + "." + std::string(fmt_name.str());
+    if (!parse_precision(fmt_name.str())) return make_error(at, "is not a weight format gpuplan knows");
+    const toml::array* a = archs.as_array();
+    if (!a || a->empty()) return make_error(at, "must be a non-empty list of architectures");
+    std::vector<std::string> list;
+    for (const auto& v : *a) {
+      auto s = v.value<std::string>();
+      if (!s || s->empty()) return make_error(at, "must be a list of architecture names");
+      list.push_back(*s);
+    }
+    out.emplace_back(std::string(fmt_name.str()), list);
+  }
+  return out;
+}
+
 Result<Engine::MemoryReserve> read_memory_reserve(const toml::node& n, const std::string& where) {
   const toml::table* t = n.as_table();
   if (!t) return make_error(where, "must be a table");
@@ -277,21 +300,9 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                                       : "attention_dp_limits_per_gpu"),
                       "describes attention data parallelism, which needs attention_dp = true");
   if (const toml::node* x = t.get("format_architectures")) {
-    const toml::table* ft = x->as_table();
-    if (!ft) return make_error(f.field("format_architectures"), "must be a table of format = [architectures]");
-    for (const auto& [fmt_name, archs] : *ft) {
-      const std::string where = f.field("format_architectures") + "." + std::string(fmt_name.str());
-      if (!parse_precision(fmt_name.str())) return make_error(where, "is not a weight format gpuplan knows");
-      const toml::array* a = archs.as_array();
-      if (!a || a->empty()) return make_error(where, "must be a non-empty list of architectures");
-      std::vector<std::string> list;
-      for (const auto& v : *a) {
-        auto s = v.value<std::string>();
-        if (!s || s->empty()) return make_error(where, "must be a list of architecture names");
-        list.push_back(*s);
-      }
-      e.format_architectures.emplace_back(std::string(fmt_name.str()), list);
-    }
+    auto fa = read_format_architectures(*x, f.field("format_architectures"));
+    if (!fa) return fa.error();
+    e.format_architectures = *fa;
     auto src = f.string("format_architectures_source");
     if (!src) return make_error(f.field("format_architectures_source"), "is required with format_architectures");
     e.format_architectures_source = *src;
@@ -301,22 +312,9 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
     const toml::table* bt = x->as_table();
     if (!bt) return make_error(where, "must be a table of backend = { format = [architectures] }");
     for (const auto& [backend, formats] : *bt) {
-      const std::string bw = where + "." + std::string(backend.str());
-      const toml::table* ft = formats.as_table();
-      if (!ft) return make_error(bw, "must be a table of format = [architectures]");
-      for (const auto& [fmt_name, archs] : *ft) {
-        const std::string fw = bw + "." + std::string(fmt_name.str());
-        if (!parse_precision(fmt_name.str())) return make_error(fw, "is not a weight format gpuplan knows");
-        const toml::array* a = archs.as_array();
-        if (!a || a->empty()) return make_error(fw, "must be a non-empty list of architectures");
-        Engine::UnmodelledMoeBackend u{std::string(backend.str()), std::string(fmt_name.str()), {}};
-        for (const auto& v : *a) {
-          auto s = v.value<std::string>();
-          if (!s || s->empty()) return make_error(fw, "must be a list of architecture names");
-          u.architectures.push_back(*s);
-        }
-        e.unmodelled_moe_backends.push_back(u);
-      }
+      auto fa = read_format_architectures(formats, where + "." + std::string(backend.str()));
+      if (!fa) return fa.error();
+      for (auto& [format, archs] : *fa) e.unmodelled_moe_backends.push_back({std::string(backend.str()), format, archs});
     }
     auto src = f.string("unmodelled_moe_backends_source");
     if (!src) return make_error(f.field("unmodelled_moe_backends_source"), "is required with unmodelled_moe_backends");
@@ -374,10 +372,13 @@ std::string Engine::unsupported(const Gpu& gpu, Precision p) const {
   return "";
 }
 
+bool Engine::UnmodelledMoeBackend::applies(const Gpu& gpu, Precision p) const {
+  return parse_precision(format) == p && std::find(architectures.begin(), architectures.end(), gpu.architecture) != architectures.end();
+}
+
 std::string Engine::unmodelled_moe_backend(const std::string& backend, const Gpu& gpu, Precision p) const {
   for (const UnmodelledMoeBackend& u : unmodelled_moe_backends)
-    if (u.backend == backend && parse_precision(u.format) == p &&
-        std::find(u.architectures.begin(), u.architectures.end(), gpu.architecture) != u.architectures.end())
+    if (u.backend == backend && u.applies(gpu, p))
       return fmt::format("{}'s {} MoE backend for {} experts on {} has no measured speed ({}); gpuplan's figures are its recommended "
                          "backend's",
                          name, backend, u.format, gpu.architecture, unmodelled_moe_backends_source);

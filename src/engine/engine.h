@@ -200,6 +200,8 @@ struct Engine {
   struct UnmodelledMoeBackend {
     std::string backend, format;
     std::vector<std::string> architectures;
+    // Whether it covers `p` weights on `gpu`.
+    bool applies(const Gpu& gpu, Precision p) const;
   };
   std::vector<UnmodelledMoeBackend> unmodelled_moe_backends;
   std::string unmodelled_moe_backends_source;
