@@ -71,7 +71,7 @@ class Simulation {
   bool ensure_blocks(size_t i, int64_t tokens, bool& self_preempted);
   void take_free_blocks(int64_t n);
   int64_t cached_if_admitted(const Live& r) const;
-  void reclaim_retained(Live& r);
+  void reclaim_retained(Live& r, int64_t cached);
   void preempt_last();
   void finish(const Live& r);
   Status continuous_step();
@@ -176,9 +176,8 @@ int64_t Simulation::cached_if_admitted(const Live& r) const {
 }
 
 // A preempted request admitted again takes back what is left of its blocks: those tokens are
-// cached (all but the last: a forward must compute at least one token).
-void Simulation::reclaim_retained(Live& r) {
-  const int64_t cached = cached_if_admitted(r);
+// cached (`cached`, from cached_if_admitted: all but the last, a forward computes at least one).
+void Simulation::reclaim_retained(Live& r, int64_t cached) {
   int64_t& kept = retained_of_[r.id];
   if (kept <= 0) return;
   retained_blocks_ -= kept;
@@ -263,7 +262,7 @@ Status Simulation::continuous_step() {
       // Blocks still holding this request's tokens are among the free ones: they count once.
       if (used_blocks_ + need > capacity_blocks_) break;
       waiting_.pop_front();
-      reclaim_retained(r);
+      reclaim_retained(r, cached);
       take_free_blocks(std::max<int64_t>(0, need - r.blocks));
       r.blocks = std::max(need, r.blocks);  // what it took back may cover one token more than it needs now
       budget -= want;
