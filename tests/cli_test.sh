@@ -91,6 +91,10 @@ json_has plan_headroom "all(p['memory_per_gpu_bytes'] <= 0.6 * p['capacity_bytes
 # An offloaded optimizer steps on the stack's CPU optimizer (stacks.toml host_optimizer_fraction), named in
 # the JSON; a stack without one refuses the flag instead of guessing its speed.
 json_has train_offload_names_the_host_optimizer "d['host_optimizer']['bandwidth_fraction'] > 0 and d['host_optimizer']['host_memory_bytes_per_s'] > 0 and d['breakdown']['offload_s'] > 0" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 8 --stack deepspeed --zero 2 --offload-optimizer --json
+# An eager stack's host issues a layer's kernels at a sourced pace (LoRA's adapters add theirs): a
+# tiny micro-batch waits for it; a compiled stack carries no such floor.
+json_has train_tiny_lora_waits_for_its_host "d['stack'] == 'hf' and d['host_layer_pass_s'] > 0.00122 and d['breakdown']['host_bound_s'] > 0" -- train --model llama-2-7b --gpu a100-80gb-sxm --task lora --micro-batch 1 --seq 128 --json
+json_has train_compiled_never_waits_for_its_host "d['host_layer_pass_s'] == 0 and d['breakdown']['host_bound_s'] == 0" -- train --model llama-2-7b --gpu a100-80gb-sxm --stack torchtitan-compile --micro-batch 1 --seq 128 --json
 json_has train_host_memory_bw_names_the_host "abs(d['host_optimizer']['host_memory_bytes_per_s'] - 409.6e9) < 1e3" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 2 --stack deepspeed --zero 2 --offload-optimizer --host-memory-bw 409.6 --json
 check train_host_memory_bw_needs_offload 2 "host-memory-bw.*offload-optimizer" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 2 --stack deepspeed --host-memory-bw 409.6
 check train_host_memory_bw_negative 2 "host-memory-bw" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 2 --stack deepspeed --offload-optimizer --host-memory-bw -3

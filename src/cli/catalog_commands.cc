@@ -129,6 +129,8 @@ nlohmann::json stack_json(const Stack& s) {
           {"qlora_quantizes_lm_head", s.qlora_quantizes_lm_head},
           {"qlora_dequantized_copies", s.qlora_dequantized_copies},
           {"host_optimizer_fraction", s.host_optimizer_fraction},
+          {"host_layer_pass_s", s.host_layer_pass_s},
+          {"host_adapter_pass_s", s.host_adapter_pass_s},
           {"zero3_persistence_threshold", s.zero3_persistence_threshold},
           {"source", s.source},
           {"source_date", s.source_date}};

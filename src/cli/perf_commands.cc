@@ -119,6 +119,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"gpu", gpu.id},
         {"gpus", w.par.gpus()},
         {"stack", e.stack},
+        {"host_layer_pass_s", e.host_layer_pass_s},
         {"attention_kernel", attention},
         {"tp_overlap", stack->overlap_tp},
         {"recompute", to_string(w.recompute_spec())},
@@ -160,7 +161,8 @@ int run_train(Context& ctx, const TrainFlags& f) {
          {{"compute_s", b.compute_s}, {"memory_bound_s", b.memory_s}, {"kernel_overhead_s", b.overhead_s},
           {"tp_comm_s", b.tp_comm_s}, {"pp_comm_s", b.pp_comm_s}, {"ep_comm_s", b.ep_comm_s}, {"cp_comm_s", b.cp_comm_s},
           {"dp_comm_exposed_s", b.dp_comm_exposed_s},
-          {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}, {"offload_s", b.offload_s}}}};
+          {"dp_comm_total_s", b.dp_comm_total_s}, {"bubble_s", b.bubble_s}, {"optimizer_s", b.optimizer_s}, {"offload_s", b.offload_s},
+          {"host_bound_s", b.host_bound_s}}}};
     j.update(network_json(*cluster, f.cluster, gpu));
     return print_json(j, "--model");
   }
@@ -190,6 +192,8 @@ int run_train(Context& ctx, const TrainFlags& f) {
   row("pipeline bubble", b.bubble_s);
   row(fmt::format("data-parallel comm, exposed ({})", e.dp_link).c_str(), b.dp_comm_exposed_s);
   row("optimizer step", b.optimizer_s);
+  row(fmt::format("GPU waiting for the host to issue kernels ({:.2f} ms a layer pass)", 1e3 * e.host_layer_pass_s).c_str(),
+      b.host_bound_s);
   row(fmt::format("optimizer step on the host (PCIe both ways; CPU optimizer at {:.0f}% of {:.0f} GB/s)",
                   100 * stack->host_optimizer_fraction, host_Bps / 1e9).c_str(), b.offload_s);
   t.add_separator();

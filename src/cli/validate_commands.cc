@@ -56,7 +56,7 @@ int print_validate_json(const ValidatedTable& v) {
       const FitTerms& t = r.fit.time;
       rows.back()["unfitted_terms_s"] = {{"compute", t.compute_s}, {"memory", t.memory_s},
                                          {"comm_nvlink", t.comm_s - t.comm_pcie_s - t.comm_network_s},
-                                         {"comm_pcie", t.comm_pcie_s}, {"comm_network", t.comm_network_s}};
+                                         {"comm_pcie", t.comm_pcie_s}, {"comm_network", t.comm_network_s}, {"host_busy", t.host_busy_s}};
     }
   }
   json kept = json::array();

@@ -639,6 +639,48 @@ TEST(Training, LoraAdaptersAreTheCountedOnesAndCostTime) {
   EXPECT_GT(r64.step_time_s, r8.step_time_s);
 }
 
+// An eager stack's host spends stacks.toml's host_layer_pass_s on each layer's forward, backward
+// and recomputed forward (gpt-fast's eager Llama loop: 1.22 ms a layer). One sequence of 128 tokens
+// through Llama 2 7B keeps an A100 busy for less than that, so the step waits for the host; at
+// 8,192 tokens the GPU is the slower, and a stack with no host figure never waits.
+TEST(Training, AnEagerStackAtATinyBatchWaitsForItsHost) {
+  const ModelSpec m = preset("llama-2-7b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Stack hf = stack("hf");
+  ASSERT_GT(hf.host_layer_pass_s, 0);
+  Workload w = training(Task::full, 1, 128);
+  w.grad_accum = 8;
+  w.recompute = Recompute::full;
+  const auto tiny = estimate_training(m, w, g, unfitted(g, hf), hf, default_cluster(g), {});
+  const double host = 8 * hf.host_layer_pass_s * static_cast<double>(m.layers) * 3;
+  EXPECT_NEAR(tiny.fit_terms.host_busy_s, host, 1e-9);
+  EXPECT_GT(tiny.breakdown.host_bound_s, 0);
+  EXPECT_GT(tiny.step_time_s, host);  // the host's time, then the optimizer step
+  w.seq = 8192;
+  const auto long_seq = estimate_training(m, w, g, unfitted(g, hf), hf, default_cluster(g), {});
+  EXPECT_EQ(long_seq.breakdown.host_bound_s, 0);
+  EXPECT_GT(long_seq.step_time_s, host);
+  w.seq = 128;
+  const Stack compiled = stack("torchtitan-compile");
+  EXPECT_EQ(compiled.host_layer_pass_s, 0);
+  EXPECT_EQ(estimate_training(m, w, g, unfitted(g, compiled), compiled, default_cluster(g), {}).breakdown.host_bound_s, 0);
+}
+
+// Each LoRA-adapted linear adds its own dispatches (PEFT's dropout, two GEMMs, scale and add) to
+// every layer pass on the host: all seven of a Llama layer's linears add seven times the figure.
+TEST(Training, LoraAdaptersAddTheirDispatchesToTheHostsTime) {
+  const ModelSpec m = preset("llama-2-7b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Stack hf = stack("hf");
+  Workload w = training(Task::full, 1, 256);
+  const auto full = estimate_training(m, w, g, unfitted(g, hf), hf, default_cluster(g), {});
+  w.task = Task::lora;
+  w.lora_rank = 16;
+  const auto lora = estimate_training(m, w, g, unfitted(g, hf), hf, default_cluster(g), {});
+  EXPECT_NEAR(lora.fit_terms.host_busy_s - full.fit_terms.host_busy_s,
+              7 * hf.host_adapter_pass_s * static_cast<double>(m.layers) * 2, 1e-9);
+}
+
 // 64 ranks two apart on NVL72 racks are not a multiple of the 36 a rack holds: they run as two
 // domains of 32 (hierarchical), not as one flat ring over the network.
 TEST(Comm, AGroupThatDoesNotFillTheDomainEvenlyStillGoesHierarchical) {

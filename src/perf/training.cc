@@ -130,6 +130,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   double fwd_flops_stage = 0, recompute_flops_stage = 0;
   double attention_fwd_s = 0, attention_bwd_s = 0;  // what ring attention's sends hide behind
   double gemm_fwd_s = 0, gemm_bwd_s = 0;            // one layer's GEMMs, what overlapped TP hides behind
+  double adapted_linears = 0;                       // a layer's linears that carry LoRA adapters
   for (const Op& op : block_forward_ops(m, s)) {
     // The model's own linear layers: what a low-precision recipe and QLoRA's 4-bit storage cover.
     const bool base_linear = op.kind == OpKind::matmul && op.name != "router" && !op.adapter;
@@ -159,6 +160,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     bwd.add(dequantize, op.calls * stage_layers);
     if (op.kind == OpKind::attention) attention_fwd_s += tf.total_s() * op.calls, attention_bwd_s += tb.total_s() * op.calls;
     if (op.kind == OpKind::matmul) gemm_fwd_s += tf.total_s() * op.calls, gemm_bwd_s += tb.total_s() * op.calls;
+    if (op.kind == OpKind::matmul && op.adapter) adapted_linears += op.calls / 2;  // an A and a B GEMM each
     const double share = recomputed_share(w, stack, op);
     if (share > 0) recompute.add(tf, op.calls * stage_layers * share), recompute.add(dequantize, op.calls * stage_layers * share);
     if (op.kind != OpKind::vector) {
@@ -360,27 +362,46 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   const double bubble_share = t_micro > 0 ? bubble / t_micro : 0;  // the bubble as micro-batch slots
   const PassCost all = [&] { PassCost c = fwd; c += bwd; c += recompute; return c; }();
   const double comm_micro = tp_micro + pp_micro + ep_micro + cp_micro;
-  e.fit_terms = {(k + bubble_share) * all.compute_s, (k + bubble_share) * (all.memory_s + all.overhead_s) + optimizer_s + autocast_s,
-                 (k + bubble_share) * comm_micro + dp_exposed + gather_exposed};
-  // Each communication term by the link it crosses.
+  const double slots = k + bubble_share;
+  StepTerms& micro_terms = e.fit_terms.micro;
+  micro_terms.compute_s = slots * all.compute_s;
+  micro_terms.memory_s = slots * (all.memory_s + all.overhead_s);
+  micro_terms.comm_s = slots * comm_micro;
+  micro_terms.tp_hidden_s = slots * tp_hideable_micro;
+  static_cast<StepTerms&>(e.fit_terms) = micro_terms;
+  e.fit_terms.memory_s += optimizer_s + autocast_s;
+  e.fit_terms.comm_s += dp_exposed + gather_exposed;
+  // Each communication term by the link it crosses; the first four are the micro-batches' own.
   const std::pair<double, const std::string*> comm_terms[] = {
-      {(k + bubble_share) * tp_micro, &e.tp_link}, {(k + bubble_share) * pp_micro, &e.pp_link},
-      {(k + bubble_share) * ep_micro, &e.ep_link}, {(k + bubble_share) * cp_micro, &e.cp_link},
-      {dp_exposed, &e.dp_link},                    {gather_exposed, &gather_link}};
-  for (const auto& [s, link] : comm_terms) {
-    if (*link == "PCIe") e.fit_terms.comm_pcie_s += s;
-    if (*link == "network") e.fit_terms.comm_network_s += s;
+      {slots * tp_micro, &e.tp_link}, {slots * pp_micro, &e.pp_link},
+      {slots * ep_micro, &e.ep_link}, {slots * cp_micro, &e.cp_link},
+      {dp_exposed, &e.dp_link},       {gather_exposed, &gather_link}};
+  for (size_t i = 0; i < std::size(comm_terms); ++i) {
+    const auto& [s, link] = comm_terms[i];
+    for (StepTerms* t : {static_cast<StepTerms*>(&e.fit_terms), &micro_terms}) {
+      if (t == &micro_terms && i >= 4) continue;
+      if (*link == "PCIe") t->comm_pcie_s += s;
+      if (*link == "network") t->comm_network_s += s;
+    }
   }
-  e.fit_terms.tp_hidden_s = (k + bubble_share) * tp_hideable_micro;
+  // An eager stack's host issues every layer's kernels one at a time, in the forward, the backward
+  // and any recomputed forward: a GPU that runs a micro-batch faster than that waits for it.
+  e.host_layer_pass_s = stack.host_layer_pass_s + adapted_linears * stack.host_adapter_pass_s;
+  e.fit_terms.host_busy_s = slots * e.host_layer_pass_s * stage_layers * (2 + w.recomputed_layer_fraction());
   const TrainingFit& fit = eff.fit;
   e.memory_scale = fit.memory_scale;
   // The TP collectives' exposed time: at the link's scale, less what the overlap hides.
   const double tp_exposed_micro =
       std::max(0.0, fit.comm_scale_for(e.tp_link) * tp_micro - fit.tp_overlap_scale * tp_hideable_micro);
   e.step_time_s = fit.compute_scale * e.fit_terms.compute_s + fit.memory_scale * e.fit_terms.memory_s +
-                  (k + bubble_share) * tp_exposed_micro;
-  for (const auto& [s, link] : comm_terms)
-    if (link != &e.tp_link) e.step_time_s += fit.comm_scale_for(*link) * s;
+                  slots * tp_exposed_micro;
+  double micro_s = fit.compute_scale * micro_terms.compute_s + fit.memory_scale * micro_terms.memory_s + slots * tp_exposed_micro;
+  for (size_t i = 0; i < std::size(comm_terms); ++i) {
+    const auto& [s, link] = comm_terms[i];
+    if (link == &e.tp_link) continue;
+    e.step_time_s += fit.comm_scale_for(*link) * s;
+    if (i < 4) micro_s += fit.comm_scale_for(*link) * s;
+  }
   StepBreakdown& b = e.breakdown;
   b.compute_s = all.compute_s * k * fit.compute_scale;
   b.memory_s = (all.memory_s * k + autocast_s) * fit.memory_scale;
@@ -394,6 +415,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   b.dp_comm_exposed_s = dp_exposed * fit.comm_scale_for(e.dp_link) + gather_exposed * fit.comm_scale_for(gather_link);
   b.dp_comm_total_s = dp_total * fit.comm_scale_for(e.dp_link);
   b.optimizer_s = optimizer_s * fit.memory_scale;
+  b.host_bound_s = std::max(0.0, e.fit_terms.host_busy_s - micro_s);
+  e.step_time_s += b.host_bound_s;
 
   // ---- Throughput and utilisation -------------------------------------------------------------
   e.tokens_per_step = static_cast<double>(e.global_batch * w.seq);

@@ -49,11 +49,12 @@ struct StepBreakdown {
   double bubble_s = 0;         // pipeline fill and drain
   double optimizer_s = 0;      // the parameter update
   double offload_s = 0;        // optimizer states in CPU memory: PCIe transfers and the host's update (perf/offload.h)
+  double host_bound_s = 0;     // the GPU waiting for the host to issue the layers' kernels (FitTerms::host_busy_s)
 };
 
 // The unfitted step time split into the three terms data/fitted.toml scales; they sum to the
 // step time of the sourced model alone. `gpuplan fit` fits on these.
-struct FitTerms {
+struct StepTerms {
   double compute_s = 0;  // compute-bound work, with its share of the pipeline bubble
   double memory_s = 0;   // memory-bound work, kernel launches, optimizer update, their bubble share
   double comm_s = 0;     // exposed collectives and sends, their bubble share
@@ -63,7 +64,14 @@ struct FitTerms {
   // Tensor-parallel time inside comm_s that the stack's overlap could hide under the layers' GEMMs;
   // the step takes it off, at the fitted share the stack reaches.
   double tp_hidden_s = 0;
-  double total() const { return compute_s + memory_s + comm_s - tp_hidden_s; }
+};
+
+struct FitTerms : StepTerms {
+  // The host's time issuing the micro-batches' layer kernels (Stack::host_layer_pass_s), against
+  // the micro-batches' own part of the terms (their passes, sends and bubble, not the optimizer or
+  // the gradients' reduction): where the host's is the longer, the GPU waits for the difference.
+  double host_busy_s = 0;
+  StepTerms micro;
 };
 
 struct TrainingEstimate {
@@ -83,6 +91,7 @@ struct TrainingEstimate {
   StepBreakdown breakdown;
   std::string tp_link, dp_link, pp_link, ep_link, cp_link = "none";
   std::string stack;  // the software stack assumed
+  double host_layer_pass_s = 0;  // the host's time a layer pass, adapters included (Stack::host_layer_pass_s)
 };
 
 // The FP8 recipe a run uses: the workload's, else the stack's first; nullptr when the stack offers

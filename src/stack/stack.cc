@@ -150,7 +150,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "quantized_base_keeps_input", "qlora_quantizes_lm_head", "qlora_dequantized_copies", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "zero3_persistence_threshold", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "frozen_weights_get_grads", "quantized_base_keeps_input", "qlora_quantizes_lm_head", "qlora_dequantized_copies", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "host_layer_pass_s", "host_adapter_pass_s", "zero3_persistence_threshold", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -205,6 +205,12 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   if (!host) return host.error();
   s.op_recompute_matmul_share = *share;
   s.host_optimizer_fraction = *host;
+  auto layer_pass = f.optional_number_between("host_layer_pass_s", 0, 0.1);
+  if (!layer_pass) return layer_pass.error();
+  s.host_layer_pass_s = layer_pass->value_or(0);
+  auto adapter_pass = f.optional_number_between("host_adapter_pass_s", 0, 0.01);
+  if (!adapter_pass) return adapter_pass.error();
+  s.host_adapter_pass_s = adapter_pass->value_or(0);
   auto persist = f.optional_integer("zero3_persistence_threshold");
   if (!persist) return persist.error();
   if (*persist && (**persist < 0 || **persist > (1LL << 40)))

@@ -108,6 +108,14 @@ struct Stack {
   // AdamW steps in one fused kernel a tensor group (Apex/TE/DeepSpeed FusedAdam, torch fused=True):
   // false for torch's default foreach AdamW and transformers' own, whose separate passes move more.
   bool fused_optimizer = true;
+  // Host seconds the stack's Python spends issuing one layer's kernels in a forward pass (a backward
+  // and a recomputed forward are taken to cost as much): the floor under a micro-batch's time when
+  // the GPU finishes each kernel before the host issues the next. 0: no figure (fused or captured
+  // kernels, never host-bound at the sizes modelled).
+  double host_layer_pass_s = 0;
+  // What each LoRA-adapted linear adds to a layer pass on the host (its dropout, two adapter
+  // GEMMs, scale and add, each a dispatch of its own).
+  double host_adapter_pass_s = 0;
 
   // Share of the host's memory bandwidth its CPU optimizer streams at when the optimizer is
   // offloaded; 0 where the stack records none (then it offers no offload).

@@ -131,6 +131,12 @@ TEST(Stacks, FileErrorsNameTheField) {
     ASSERT_FALSE(bad_eager.ok()) << eager;
     EXPECT_NE(bad_eager.error().field.find("eager_attention_bytes_per_score"), std::string::npos) << eager;
   }
+  for (const char* host : {"host_layer_pass_s = -0.001\n", "host_layer_pass_s = 5.0\n", "host_adapter_pass_s = \"fast\"\n",
+                           "host_adapter_pass_s = -1e-5\n"}) {
+    auto bad_host = StackCatalog::from_toml(std::string(kernel) + recipe + stack(std::string("attention = { default = \"k\" }\n") + host), "t");
+    ASSERT_FALSE(bad_host.ok()) << host;
+    EXPECT_NE(bad_host.error().field.find("host_"), std::string::npos) << host;
+  }
   for (const char* copies : {"qlora_dequantized_copies = 0\n", "qlora_dequantized_copies = 9\n", "qlora_dequantized_copies = 1.5\n"}) {
     auto bad_copies = StackCatalog::from_toml(std::string(kernel) + recipe + stack(std::string("attention = { default = \"k\" }\n") + copies), "t");
     ASSERT_FALSE(bad_copies.ok()) << copies;

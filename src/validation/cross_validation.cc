@@ -57,14 +57,17 @@ using Scales = std::array<double, kTerms>;  // compute, memory, NVLink, PCIe, ne
 constexpr Scales kUnitScales = {1, 1, 1, 1, 1, 1};
 constexpr size_t kTpOverlapTerm = 5;
 
-Scales terms_of(const FitTerms& t) {
+Scales terms_of(const StepTerms& t) {
   return {t.compute_s, t.memory_s, t.comm_s - t.comm_pcie_s - t.comm_network_s, t.comm_pcie_s, t.comm_network_s, -t.tp_hidden_s};
 }
-double step_seconds(const Scales& s, const FitTerms& t) {
-  const Scales x = terms_of(t);
+double scaled(const Scales& s, const Scales& x) {
   double sum = 0;
   for (size_t j = 0; j < kTerms; ++j) sum += s[j] * x[j];
   return sum;
+}
+// The scaled terms, and the GPU's wait where the host takes longer over the micro-batches.
+double step_seconds(const Scales& s, const FitTerms& t) {
+  return scaled(s, terms_of(t)) + std::max(0.0, t.host_busy_s - scaled(s, terms_of(t.micro)));
 }
 Scales scales_of(const TrainingFit& f) {
   return {f.compute_scale, f.memory_scale, f.comm_scale, f.comm_scale_pcie, f.comm_scale_network, f.tp_overlap_scale};
@@ -102,24 +105,39 @@ std::set<std::string> stacks_with_rows(const std::vector<ValidationRow>& rows, c
 // each scale pulled toward `prior` with the ridge weight: iteratively reweighted least squares, each
 // row weighted by the inverse of its last residual, so a few rows the model cannot express do not
 // drag the scales the way they would under squares.
+// A row whose host takes longer than its scaled micro-batch terms is fitted on its other terms,
+// the host's time taken off its published time (as the last round's scales say which rows those are).
 Scales fit_scales(const std::vector<ValidationRow>& rows, const std::vector<size_t>& idx,
                   const std::function<bool(const ValidationRow&)>& keep, const Scales& prior) {
   std::vector<std::pair<Scales, double>> xs;  // terms over the published time, and the row's weight
+  std::vector<Scales> micro;                  // the micro-batches' terms, likewise
+  std::vector<double> host;                   // the host's time over the published time
   for (size_t i : idx) {
     const ValidationRow& r = rows[i];
     if (!keep(r)) continue;
     Scales x = terms_of(r.fit.time);
     for (double& v : x) v /= r.published_quantity();
     xs.emplace_back(x, 1.0);
+    Scales xm = terms_of(r.fit.time.micro);
+    for (double& v : xm) v /= r.published_quantity();
+    micro.push_back(xm);
+    host.push_back(r.fit.time.host_busy_s / r.published_quantity());
   }
   Scales theta = prior;
   for (int iteration = 0; iteration < kReweightings; ++iteration) {
     std::array<std::array<double, kTerms>, kTerms> a{};
     std::array<double, kTerms> b{};
-    for (const auto& [x, w] : xs) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const auto& [full, w] = xs[i];
+      Scales x = full;
+      double target = 1;
+      if (host[i] > scaled(theta, micro[i])) {
+        for (size_t j = 0; j < kTerms; ++j) x[j] -= micro[i][j];
+        target -= host[i];
+      }
       for (size_t j = 0; j < kTerms; ++j) {
         for (size_t k = 0; k < kTerms; ++k) a[j][k] += w * x[j] * x[k];
-        b[j] += w * x[j];
+        b[j] += w * x[j] * target;
       }
     }
     for (size_t j = 0; j < kTerms; ++j) a[j][j] += kRidge, b[j] += kRidge * prior[j];
@@ -127,9 +145,9 @@ Scales fit_scales(const std::vector<ValidationRow>& rows, const std::vector<size
     // An overlap may hide nothing at all: its share alone may go down to zero.
     for (size_t j = 0; j < kTerms; ++j)
       theta[j] = j == kTpOverlapTerm ? std::clamp(theta[j], 0.0, kMaxScale) : clamp_scale(theta[j]);
-    for (auto& [x, w] : xs) {
-      double fitted = 0;
-      for (size_t j = 0; j < kTerms; ++j) fitted += theta[j] * x[j];
+    for (size_t i = 0; i < xs.size(); ++i) {
+      auto& [x, w] = xs[i];
+      const double fitted = scaled(theta, x) + std::max(0.0, host[i] - scaled(theta, micro[i]));
       w = 1.0 / std::max(std::fabs(fitted - 1.0), kResidualFloor);
     }
     // Weights averaging 1, so the ridge weighs as much against the rows as in the first round.

@@ -27,7 +27,7 @@ ValidationRow throughput_row(const std::string& pub, const std::string& stack, d
   r.publication = pub;
   r.stack = stack;
   r.metric = "step_time_s";
-  r.fit.time = {compute, memory, comm};
+  r.fit.time.compute_s = compute, r.fit.time.memory_s = memory, r.fit.time.comm_s = comm;
   r.fit.raw_quantity = compute + memory + comm;
   r.fit.raw_metric = r.fit.raw_quantity;
   r.fit.inverse = false;
@@ -72,6 +72,28 @@ TEST(LeaveOnePublicationOut, FitRecoversTheScalesOfSyntheticRows) {
   EXPECT_NEAR(f.comm_scale, 1.0, 0.05);
   EXPECT_LT(cv.cross_validated.at("train_throughput").mape, 0.02);
   EXPECT_EQ(cv.cross_validated.at("train_throughput").publications, 6);
+}
+
+// The same synthetic rows, a third of them host-bound: their published time is the host's, longer
+// than their scaled terms. Those rows say nothing of the scales (any scale predicts them right); the
+// fit still finds the others' and predicts the host-bound ones at the host's time.
+TEST(LeaveOnePublicationOut, HostBoundRowsNeitherDragTheScalesNorMissTheirFloor) {
+  ValidationReport rep;
+  for (int i = 0; i < 600; ++i) {
+    const double c = 1 + i % 7, m = 0.5 + (i % 5) * 0.3, x = 0.2 + (i % 3) * 0.4;
+    const double gpu_s = 1.3 * c + 0.8 * m + x;
+    ValidationRow r = throughput_row(fmt::format("p{}", i % 6), "s", c, m, x, gpu_s);
+    if (i % 3 == 0) {
+      r.fit.time.micro = r.fit.time;  // every term is the micro-batches'
+      r.fit.time.host_busy_s = r.published = 2 * gpu_s;
+    }
+    rep.rows.push_back(r);
+  }
+  const CrossValidation cv = cross_validate(rep, 0.12);
+  const TrainingFit& f = cv.fitted.for_stack("s");
+  EXPECT_NEAR(f.compute_scale, 1.3, 0.03);
+  EXPECT_NEAR(f.memory_scale, 0.8, 0.05);
+  EXPECT_LT(cv.cross_validated.at("train_throughput").mape, 0.02);
 }
 
 // Serving rows of one engine whose quantised mat-vec streams at 11 GB/s per SM, their times 1.2x
@@ -258,7 +280,7 @@ TEST(FittedParameters, RejectsOutOfRangeValuesAndUnknownKeys) {
 
 // The headline of `gpuplan validate`. Issue 9 targets 15% (training throughput) and 12% (training
 // memory) leave one publication out; the table of 491 + 117 published rows reaches 13.5% and 8.6%
-// today (the README says so and lists the worst stacks, Hugging Face and DeepSpeed).
+// today (the README says so and lists the worst stacks, DeepSpeed and Megatron-DeepSpeed).
 // These bounds guard against regressions from there; lower them as the model improves.
 TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   const CrossValidation& cv = builtin().cv;
@@ -277,6 +299,8 @@ TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   EXPECT_LE(t.mape, 0.14);
   // 8.6% today, over 20 more rows from two publications gathered in session 23.
   EXPECT_LE(m.mape, 0.09);
+  // The Hugging Face stack meets the per-stack target since eager hosts set a floor (14.0% today).
+  EXPECT_LE(cv.cross_validated_by_stack.at("train_throughput").at("hf").mape, 0.15);
   // Out of sample is never better than in sample by more than noise.
   EXPECT_GE(t.mape, cv.in_sample.at("train_throughput").mape - 0.01);
 }
