@@ -132,6 +132,7 @@ nlohmann::json stack_json(const Stack& s) {
           {"host_layer_pass_s", s.host_layer_pass_s},
           {"host_adapter_pass_s", s.host_adapter_pass_s},
           {"zero3_persistence_threshold", s.zero3_persistence_threshold},
+          {"partitioned_grads_reduce_each_micro_batch", s.partitioned_grads_reduce_each_micro_batch},
           {"source", s.source},
           {"source_date", s.source_date}};
 }

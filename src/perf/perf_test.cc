@@ -681,6 +681,26 @@ TEST(Training, LoraAdaptersAddTheirDispatchesToTheHostsTime) {
               7 * hf.host_adapter_pass_s * static_cast<double>(m.layers) * 2, 1e-9);
 }
 
+// DeepSpeed reduces ZeRO-2's partitioned gradients at every micro-batch ("ZeRO stage >= 2
+// communicates during non gradient accumulation boundaries as well"), ZeRO-1's once a step: four
+// micro-batches a step expose four reductions under ZeRO-2 and one under ZeRO-1.
+TEST(Training, ZeroTwoReducesTheGradientsOfEveryMicroBatch) {
+  const ModelSpec m = preset("llama-2-7b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Stack ds = stack("deepspeed");
+  ASSERT_TRUE(ds.partitioned_grads_reduce_each_micro_batch);
+  Workload w = training(Task::full, 1, 2048);
+  w.par.dp = 8;
+  auto exposed = [&](int zero, int64_t accumulation) {
+    w.par.zero = zero;
+    w.grad_accum = accumulation;
+    return estimate_training(m, w, g, unfitted(g, ds), ds, default_cluster(g), {}).breakdown.dp_comm_exposed_s;
+  };
+  ASSERT_GT(exposed(2, 1), 0);
+  EXPECT_NEAR(exposed(2, 4), 4 * exposed(2, 1), 1e-9);
+  EXPECT_NEAR(exposed(1, 4), exposed(1, 1), 1e-9);
+}
+
 // 64 ranks two apart on NVL72 racks are not a multiple of the 36 a rack holds: they run as two
 // domains of 32 (hierarchical), not as one flat ring over the network.
 TEST(Comm, AGroupThatDoesNotFillTheDomainEvenlyStillGoesHierarchical) {

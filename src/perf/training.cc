@@ -290,7 +290,10 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     const double grad_sync = reduce(grad_bytes * (1 - expert_share)) + std::max(0.0, reductions - 1) * ring +
                              (each_tensor ? 2 * grad_bytes / copy_Bps : 0) +
                              collective_time(Collective::all_reduce, grad_bytes * expert_share, xl.replicas, expert_dp_link);
-    dp_total = grad_sync;
+    // A stack whose partitioned gradients leave at every micro-batch (ZeRO-2/3) reduces them `micro`
+    // times a step, each under that micro-batch's backward.
+    const double reduces = stack.partitioned_grads_reduce_each_micro_batch && w.par.zero >= 2 ? static_cast<double>(micro) : 1;
+    dp_total = grad_sync * reduces;
     // The backward's window, with the recompute that runs layer by layer inside it.
     const double bwd_window = 0.9 * (bwd.total() + recompute.total());
     double bwd_gather_on_link = 0;  // prefetched FSDP gathers that share the link with the gradients
@@ -320,9 +323,9 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
       }
     }
     // What the gradients' reduction adds to the backward beyond what the gathers on its link expose.
-    dp_exposed = run.overlap_dp_grads.value_or(stack.overlap_dp_grads)
+    dp_exposed = reduces * (run.overlap_dp_grads.value_or(stack.overlap_dp_grads)
         ? std::max(0.0, bwd_gather_on_link + grad_sync - bwd_window) - std::max(0.0, bwd_gather_on_link - bwd_window)
-        : grad_sync;
+        : grad_sync);
   }
 
   // ---- Optimizer: read and write weights, gradients and states (AdamW: ~28 B per parameter) ---

@@ -86,6 +86,11 @@ struct Stack {
   // FSDP1's no_sync() under gradient accumulation: every micro-batch but the last keeps the whole
   // unsharded gradients instead of shards (Lightning Fabric's no_backward_sync).
   bool accumulation_defers_grad_reduce = false;
+  // ZeRO-2 and ZeRO-3 reduce the gradients at every micro-batch, not once a step: each rank keeps
+  // only its partition of them, so the others' must leave before the next backward (DeepSpeed's
+  // engine.allreduce_gradients: "ZeRO stage >= 2 communicates during non gradient accumulation
+  // boundaries as well").
+  bool partitioned_grads_reduce_each_micro_batch = false;
   // FSDP1 with use_orig_params=True and a wrapped layer mixing frozen and trainable weights (LoRA
   // under Fabric's defaults): the layer's flat parameter gets gradients for all of its weights.
   bool frozen_weights_get_grads = false;
