@@ -51,7 +51,8 @@ std::pair<std::string, double> largest_share(const TrainingEstimate& e) {
       {"tensor-parallel communication", b.tp_comm_s}, {"pipeline bubble", b.bubble_s},
       {"data-parallel communication", b.dp_comm_exposed_s}, {"optimizer step", b.optimizer_s},
       {"optimizer offload to the CPU", b.offload_s}, {"pipeline sends", b.pp_comm_s},
-      {"kernel launches", b.overhead_s}};
+      {"kernel launches", b.overhead_s},         {"waiting for the host to issue kernels", b.host_bound_s},
+      {"expert all-to-all", b.ep_comm_s},        {"context-parallel sends", b.cp_comm_s}};
   const auto* best = &parts[0];
   for (const auto& p : parts)
     if (p.second > best->second) best = &p;
