@@ -133,6 +133,8 @@ nlohmann::json stack_json(const Stack& s) {
           {"host_adapter_pass_s", s.host_adapter_pass_s},
           {"zero3_persistence_threshold", s.zero3_persistence_threshold},
           {"partitioned_grads_reduce_each_micro_batch", s.partitioned_grads_reduce_each_micro_batch},
+          {"zero3_prefetch_params", s.zero3_prefetch_params},
+          {"zero3_prefetch_hidden_squares", s.zero3_prefetch_hidden_squares},
           {"source", s.source},
           {"source_date", s.source_date}};
 }

@@ -701,6 +701,29 @@ TEST(Training, ZeroTwoReducesTheGradientsOfEveryMicroBatch) {
   EXPECT_NEAR(exposed(1, 4), exposed(1, 1), 1e-9);
 }
 
+// DeepSpeed's ZeRO-3 fetches ahead at most stage3_prefetch_bucket_size elements: a 70B model's
+// projections (8 to 235 million elements) outgrow DeepSpeed's default window of 5e7, so more of
+// each gather waits than under the Hugging Face integration's 0.9 x 8192^2 = 6.0e7, and all of it
+// without a window; a window larger than any projection hides as much as FSDP's whole-layer prefetch.
+TEST(Training, ZeroThreeWaitsForWhatItsFetchAheadWindowCannotHold) {
+  const ModelSpec m = preset("llama-2-70b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Stack ds = stack("deepspeed");
+  EXPECT_DOUBLE_EQ(ds.zero3_prefetch_window(8192), 0.9 * 8192 * 8192);
+  Workload w = training(Task::full, 1, 4096);
+  w.par.dp = 16, w.par.zero = 3;
+  w.recompute = Recompute::full;
+  auto exposed = [&](std::optional<double> window) {
+    TrainingRun run;
+    run.zero3_prefetch_params = window;
+    return estimate_training(m, w, g, unfitted(g, ds), ds, default_cluster(g), run).breakdown.dp_comm_exposed_s;
+  };
+  const double none = exposed(0), deepspeed = exposed(5e7), hf = exposed(std::nullopt), whole = exposed(1e12);
+  EXPECT_GT(none, deepspeed);
+  EXPECT_GT(deepspeed, hf);
+  EXPECT_GT(hf, whole);
+}
+
 // 64 ranks two apart on NVL72 racks are not a multiple of the 36 a rack holds: they run as two
 // domains of 32 (hierarchical), not as one flat ring over the network.
 TEST(Comm, AGroupThatDoesNotFillTheDomainEvenlyStillGoesHierarchical) {

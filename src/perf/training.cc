@@ -317,9 +317,24 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
       } else {
         // Prefetched gathers hide under the pass they feed: the forward's under the forward, the
         // backward's under the backward, where the gradients' reduce-scatter shares the link with
-        // them in the last micro-batch.
-        gather_exposed = micro * (std::max(0.0, gather - 0.9 * fwd.total()) + std::max(0.0, bwd_gather - bwd_window));
-        bwd_gather_on_link = bwd_gather;
+        // them in the last micro-batch. A fetch-ahead window smaller than a module leaves the rest
+        // of that module's gather to wait: of each partitioned tensor, at most the window's worth
+        // is fetched ahead.
+        double ahead = 1;
+        std::optional<double> window = run.zero3_prefetch_params;
+        if (!window && stack.zero3_prefetch_window(m.hidden) > 0) window = stack.zero3_prefetch_window(m.hidden);
+        if (window) {
+          double all = 0, fetched_ahead = 0;
+          for (int64_t numel : layer_parameter_tensors(m, stack)) {
+            if (numel < stack.zero3_persistence_threshold) continue;
+            const double n = static_cast<double>(numel) / tp;
+            all += n, fetched_ahead += std::min(n, *window);
+          }
+          if (all > 0) ahead = fetched_ahead / all;
+        }
+        gather_exposed = micro * (gather - std::min(ahead * gather, 0.9 * fwd.total()) +
+                                  bwd_gather - std::min(ahead * bwd_gather, bwd_window));
+        bwd_gather_on_link = ahead * bwd_gather;
       }
     }
     // What the gradients' reduction adds to the backward beyond what the gathers on its link expose.

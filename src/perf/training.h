@@ -29,6 +29,9 @@ struct TrainingRun {
   // `_allgather_param` ran one `all_gather` a parameter after a `torch.cuda.synchronize()`, which
   // PR #1188 replaced ("the async version is not async at all").
   bool gather_each_tensor = false;
+  // ZeRO-3's fetch-ahead window in parameter elements (DeepSpeed's stage3_prefetch_bucket_size);
+  // unset = the stack's (Stack::zero3_prefetch_window).
+  std::optional<double> zero3_prefetch_params;
 };
 
 // The element counts of one transformer block's parameter tensors as `stack`'s model code holds

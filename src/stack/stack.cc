@@ -150,7 +150,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "partitioned_grads_reduce_each_micro_batch", "frozen_weights_get_grads", "quantized_base_keeps_input", "qlora_quantizes_lm_head", "qlora_dequantized_copies", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "host_layer_pass_s", "host_adapter_pass_s", "zero3_persistence_threshold", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "partitioned_grads_reduce_each_micro_batch", "frozen_weights_get_grads", "quantized_base_keeps_input", "qlora_quantizes_lm_head", "qlora_dequantized_copies", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "host_layer_pass_s", "host_adapter_pass_s", "zero3_persistence_threshold", "zero3_prefetch_params", "zero3_prefetch_hidden_squares", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -217,6 +217,12 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   if (*persist && (**persist < 0 || **persist > (1LL << 40)))
     return make_error(f.field("zero3_persistence_threshold"), "must be between 0 and 2^40 elements");
   s.zero3_persistence_threshold = persist->value_or(0);
+  auto prefetch = f.optional_number_between("zero3_prefetch_params", 0, 1e12);
+  if (!prefetch) return prefetch.error();
+  s.zero3_prefetch_params = prefetch->value_or(0);
+  auto prefetch_squares = f.optional_number_between("zero3_prefetch_hidden_squares", 0, 100);
+  if (!prefetch_squares) return prefetch_squares.error();
+  s.zero3_prefetch_hidden_squares = prefetch_squares->value_or(0);
   auto copies = f.optional_integer("qlora_dequantized_copies");
   if (!copies) return copies.error();
   if (*copies && (**copies < 1 || **copies > 4)) return make_error(f.field("qlora_dequantized_copies"), "must be between 1 and 4");

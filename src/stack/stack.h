@@ -133,6 +133,15 @@ struct Stack {
   // ZeRO-3 keeps parameter tensors smaller than this many elements whole on every rank (DeepSpeed's
   // stage3_param_persistence_threshold); 0: every tensor is sharded.
   int64_t zero3_persistence_threshold = 0;
+  // ZeRO-3 fetches a module's parameters when the module starts and prefetches the next modules'
+  // only up to this many elements ahead (DeepSpeed's stage3_prefetch_bucket_size): a module larger
+  // than that waits for the rest of its gather. In elements, or, where zero3_prefetch_hidden_squares
+  // is set, that many times hidden x hidden (the Hugging Face integration's "auto"). Both 0: the
+  // stack prefetches whole units (FSDP).
+  double zero3_prefetch_params = 0, zero3_prefetch_hidden_squares = 0;
+  double zero3_prefetch_window(double hidden) const {
+    return zero3_prefetch_hidden_squares > 0 ? zero3_prefetch_hidden_squares * hidden * hidden : zero3_prefetch_params;
+  }
 
   // The attention kernel this stack runs on `architecture`, and the share of the bf16 peak it
   // sustains there.

@@ -131,6 +131,11 @@ TEST(Stacks, FileErrorsNameTheField) {
     ASSERT_FALSE(bad_eager.ok()) << eager;
     EXPECT_NE(bad_eager.error().field.find("eager_attention_bytes_per_score"), std::string::npos) << eager;
   }
+  for (const char* window : {"zero3_prefetch_params = -1.0\n", "zero3_prefetch_hidden_squares = \"auto\"\n"}) {
+    auto bad_window = StackCatalog::from_toml(std::string(kernel) + recipe + stack(std::string("attention = { default = \"k\" }\n") + window), "t");
+    ASSERT_FALSE(bad_window.ok()) << window;
+    EXPECT_NE(bad_window.error().field.find("zero3_prefetch"), std::string::npos) << window;
+  }
   for (const char* host : {"host_layer_pass_s = -0.001\n", "host_layer_pass_s = 5.0\n", "host_adapter_pass_s = \"fast\"\n",
                            "host_adapter_pass_s = -1e-5\n"}) {
     auto bad_host = StackCatalog::from_toml(std::string(kernel) + recipe + stack(std::string("attention = { default = \"k\" }\n") + host), "t");

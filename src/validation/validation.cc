@@ -425,6 +425,10 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
     auto each = f.optional_boolean("gather_each_tensor");
     if (!each) return each.error();
     run.gather_each_tensor = each->value_or(false);
+    // A run whose DeepSpeed config sets (or leaves at DeepSpeed's default) its fetch-ahead window.
+    auto prefetch = f.optional_number_between("zero3_prefetch_params", 0, 1e12);
+    if (!prefetch) return prefetch.error();
+    run.zero3_prefetch_params = *prefetch;
     // The run's own host where its source names the CPUs (GB/s, as platform.toml's nodes).
     auto host_bw = f.optional_number_between("host_memory_bw_gbps", 1, 1e5);
     if (!host_bw) return host_bw.error();
