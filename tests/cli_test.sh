@@ -94,6 +94,12 @@ json_has train_offload_names_the_host_optimizer "d['host_optimizer']['bandwidth_
 # An eager stack's host issues a layer's kernels at a sourced pace (LoRA's adapters add theirs): a
 # tiny micro-batch waits for it; a compiled stack carries no such floor.
 json_has train_tiny_lora_waits_for_its_host "d['stack'] == 'hf' and d['host_layer_pass_s'] > 0.00122 and d['breakdown']['host_bound_s'] > 0" -- train --model llama-2-7b --gpu a100-80gb-sxm --task lora --micro-batch 1 --seq 128 --json
+# DeepSpeed's ZeRO-3 fetches ahead only its window: a smaller one exposes more of the gathers, and
+# the JSON names the window; FSDP stacks and ZeRO below 3 refuse the flag.
+json_has train_zero3_prefetch_window "d['zero3_prefetch_params'] == 5e7 and d['breakdown']['dp_comm_exposed_s'] > 0" -- train --model llama-2-70b --gpu a100-80gb-sxm --gpus 16 --zero 3 --stack deepspeed --zero3-prefetch 5e7 --json
+check zero3_prefetch_needs_zero3 2 "--zero3-prefetch: applies to ZeRO-3" -- train --model llama-2-7b --gpu a100-80gb-sxm --gpus 8 --zero 2 --stack deepspeed --zero3-prefetch 5e7
+check zero3_prefetch_needs_a_window 2 "--zero3-prefetch: stack torchtitan prefetches whole layers" -- train --model llama-2-7b --gpu a100-80gb-sxm --gpus 8 --zero 3 --stack torchtitan --zero3-prefetch 5e7
+check zero3_prefetch_negative 2 "--zero3-prefetch" -- train --model llama-2-7b --gpu a100-80gb-sxm --gpus 8 --zero 3 --stack deepspeed --zero3-prefetch -5
 json_has train_compiled_never_waits_for_its_host "d['host_layer_pass_s'] == 0 and d['breakdown']['host_bound_s'] == 0" -- train --model llama-2-7b --gpu a100-80gb-sxm --stack torchtitan-compile --micro-batch 1 --seq 128 --json
 json_has train_host_memory_bw_names_the_host "abs(d['host_optimizer']['host_memory_bytes_per_s'] - 409.6e9) < 1e3" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 2 --stack deepspeed --zero 2 --offload-optimizer --host-memory-bw 409.6 --json
 check train_host_memory_bw_needs_offload 2 "host-memory-bw.*offload-optimizer" -- train --model llama-3.1-8b --gpu a100-80gb-sxm --gpus 2 --stack deepspeed --host-memory-bw 409.6

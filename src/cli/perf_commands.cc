@@ -57,6 +57,7 @@ struct TrainFlags {
   int64_t global_batch = 0;
   double tokens = 0, epochs = 0, dataset_tokens = 0;
   double host_memory_gbps = 0;  // 0: the node class that houses the GPU (platform.toml)
+  double zero3_prefetch = -1;   // unset: the stack's fetch-ahead window
   bool json = false;
 };
 
@@ -98,6 +99,13 @@ int run_train(Context& ctx, const TrainFlags& f) {
   if (auto s = require_finite(f.host_memory_gbps, "--host-memory-bw", 0, 1e5)) return fail(*s);
   if (f.host_memory_gbps > 0 && !w.offload_optimizer) return fail(make_error("--host-memory-bw", "needs --offload-optimizer"));
   const double host_Bps = f.host_memory_gbps > 0 ? f.host_memory_gbps * 1e9 : node_host_memory_Bps(gpu);
+  if (f.zero3_prefetch != -1) {
+    if (auto s = require_finite(f.zero3_prefetch, "--zero3-prefetch", 0, 1e12)) return fail(*s);
+    if (w.par.zero < 3) return fail(make_error("--zero3-prefetch", "applies to ZeRO-3 (--zero 3)"));
+    if (stack->zero3_prefetch_window(m.hidden) <= 0)
+      return fail(make_error("--zero3-prefetch", "stack " + stack->id + " prefetches whole layers (FSDP); the window is DeepSpeed's, try --stack deepspeed"));
+    run.zero3_prefetch_params = f.zero3_prefetch;
+  }
   TrainingEstimate e = estimate_training(m, w, gpu, eff, *stack, *cluster, run);
   add_host_optimizer_step(e, m, w, gpu, *stack, cluster->gpus_per_node, host_Bps);
   const MemoryEstimate mem = estimate_memory(m, w, eff);
@@ -120,6 +128,10 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"gpus", w.par.gpus()},
         {"stack", e.stack},
         {"host_layer_pass_s", e.host_layer_pass_s},
+        // ZeRO-3 under a stack with a fetch-ahead window: the window assumed, in elements.
+        {"zero3_prefetch_params", w.par.zero >= 3 && (run.zero3_prefetch_params || stack->zero3_prefetch_window(m.hidden) > 0)
+                                      ? nlohmann::json(run.zero3_prefetch_params.value_or(stack->zero3_prefetch_window(m.hidden)))
+                                      : nlohmann::json(nullptr)},
         {"attention_kernel", attention},
         {"tp_overlap", stack->overlap_tp},
         {"recompute", to_string(w.recompute_spec())},
@@ -708,6 +720,8 @@ std::vector<Command> perf_commands() {
          sub.add_option("--dataset-tokens", f->dataset_tokens, "tokens in the dataset: gives time per epoch");
          sub.add_option("--host-memory-bw", f->host_memory_gbps,
                         "with --offload-optimizer: the host's memory bandwidth, GB/s (default: the node class that houses the GPU)");
+         sub.add_option("--zero3-prefetch", f->zero3_prefetch,
+                        "ZeRO-3 under DeepSpeed: parameter elements fetched ahead of use (stage3_prefetch_bucket_size; default: the stack's)");
          sub.add_flag("--json", f->json, "JSON output");
          sub.callback([&ctx, &run, f] { run = [&ctx, f] { return run_train(ctx, *f); }; });
        }},
