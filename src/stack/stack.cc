@@ -206,23 +206,20 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   if (!host) return host.error();
   s.op_recompute_matmul_share = *share;
   s.host_optimizer_fraction = *host;
-  auto layer_pass = f.optional_number_between("host_layer_pass_s", 0, 0.1);
-  if (!layer_pass) return layer_pass.error();
-  s.host_layer_pass_s = layer_pass->value_or(0);
-  auto adapter_pass = f.optional_number_between("host_adapter_pass_s", 0, 0.01);
-  if (!adapter_pass) return adapter_pass.error();
-  s.host_adapter_pass_s = adapter_pass->value_or(0);
+  // Optional non-negative figures, 0 where the stack records none.
+  for (auto [key, out, hi] : {std::tuple{"host_layer_pass_s", &s.host_layer_pass_s, 0.1},
+                              std::tuple{"host_adapter_pass_s", &s.host_adapter_pass_s, 0.01},
+                              std::tuple{"zero3_prefetch_params", &s.zero3_prefetch_params, 1e12},
+                              std::tuple{"zero3_prefetch_hidden_squares", &s.zero3_prefetch_hidden_squares, 100.0}}) {
+    auto v = f.optional_number_between(key, 0, hi);
+    if (!v) return v.error();
+    *out = v->value_or(0);
+  }
   auto persist = f.optional_integer("zero3_persistence_threshold");
   if (!persist) return persist.error();
   if (*persist && (**persist < 0 || **persist > (1LL << 40)))
     return make_error(f.field("zero3_persistence_threshold"), "must be between 0 and 2^40 elements");
   s.zero3_persistence_threshold = persist->value_or(0);
-  auto prefetch = f.optional_number_between("zero3_prefetch_params", 0, 1e12);
-  if (!prefetch) return prefetch.error();
-  s.zero3_prefetch_params = prefetch->value_or(0);
-  auto prefetch_squares = f.optional_number_between("zero3_prefetch_hidden_squares", 0, 100);
-  if (!prefetch_squares) return prefetch_squares.error();
-  s.zero3_prefetch_hidden_squares = prefetch_squares->value_or(0);
   auto copies = f.optional_integer("qlora_dequantized_copies");
   if (!copies) return copies.error();
   if (*copies && (**copies < 1 || **copies > 4)) return make_error(f.field("qlora_dequantized_copies"), "must be between 1 and 4");
