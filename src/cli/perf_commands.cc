@@ -108,6 +108,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   }
   TrainingEstimate e = estimate_training(m, w, gpu, eff, *stack, *cluster, run);
   add_host_optimizer_step(e, m, w, gpu, *stack, cluster->gpus_per_node, host_Bps);
+  const std::optional<double> prefetch_window = zero3_prefetch_window(m, *stack, run);
   const MemoryEstimate mem = estimate_memory(m, w, eff);
   const bool fits = mem.nvidia_smi() <= usable_memory_bytes(gpu);
   const StepBreakdown& b = e.breakdown;
@@ -129,9 +130,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"stack", e.stack},
         {"host_layer_pass_s", e.host_layer_pass_s},
         // ZeRO-3 under a stack with a fetch-ahead window: the window assumed, in elements.
-        {"zero3_prefetch_params", w.par.zero >= 3 && (run.zero3_prefetch_params || stack->zero3_prefetch_window(m.hidden) > 0)
-                                      ? nlohmann::json(run.zero3_prefetch_params.value_or(stack->zero3_prefetch_window(m.hidden)))
-                                      : nlohmann::json(nullptr)},
+        {"zero3_prefetch_params", w.par.zero >= 3 && prefetch_window ? nlohmann::json(*prefetch_window) : nlohmann::json(nullptr)},
         {"attention_kernel", attention},
         {"tp_overlap", stack->overlap_tp},
         {"recompute", to_string(w.recompute_spec())},

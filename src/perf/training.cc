@@ -91,6 +91,12 @@ const LowPrecisionRecipe* fp8_recipe_of(const Workload& w, const Stack& stack) {
   return stack.fp8_recipes.empty() ? nullptr : &stack.fp8_recipes.front();
 }
 
+std::optional<double> zero3_prefetch_window(const ModelSpec& m, const Stack& stack, const TrainingRun& run) {
+  if (run.zero3_prefetch_params) return run.zero3_prefetch_params;
+  const double window = stack.zero3_prefetch_window(m.hidden);
+  return window > 0 ? std::optional<double>(window) : std::nullopt;
+}
+
 TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const Gpu& gpu, const Efficiency& eff,
                                    const Stack& stack, const Cluster& cluster, const TrainingRun& run) {
   TrainingEstimate e;
@@ -321,9 +327,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
         // of that module's gather to wait: of each partitioned tensor, at most the window's worth
         // is fetched ahead.
         double ahead = 1;
-        std::optional<double> window = run.zero3_prefetch_params;
-        if (!window && stack.zero3_prefetch_window(m.hidden) > 0) window = stack.zero3_prefetch_window(m.hidden);
-        if (window) {
+        if (const std::optional<double> window = zero3_prefetch_window(m, stack, run)) {
           double all = 0, fetched_ahead = 0;
           for (int64_t numel : layer_parameter_tensors(m, stack)) {
             if (numel < stack.zero3_persistence_threshold) continue;
@@ -389,7 +393,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   static_cast<StepTerms&>(e.fit_terms) = micro_terms;
   e.fit_terms.memory_s += optimizer_s + autocast_s;
   e.fit_terms.comm_s += dp_exposed + gather_exposed;
-  // Each communication term by the link it crosses; the first four are the micro-batches' own.
+  // Each communication term by the link it crosses; the first `micro_comms` are the micro-batches' own.
+  constexpr size_t micro_comms = 4;
   const std::pair<double, const std::string*> comm_terms[] = {
       {slots * tp_micro, &e.tp_link}, {slots * pp_micro, &e.pp_link},
       {slots * ep_micro, &e.ep_link}, {slots * cp_micro, &e.cp_link},
@@ -397,7 +402,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   for (size_t i = 0; i < std::size(comm_terms); ++i) {
     const auto& [s, link] = comm_terms[i];
     for (StepTerms* t : {static_cast<StepTerms*>(&e.fit_terms), &micro_terms}) {
-      if (t == &micro_terms && i >= 4) continue;
+      if (t == &micro_terms && i >= micro_comms) continue;
       if (*link == "PCIe") t->comm_pcie_s += s;
       if (*link == "network") t->comm_network_s += s;
     }
@@ -418,7 +423,7 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
     const auto& [s, link] = comm_terms[i];
     if (link == &e.tp_link) continue;
     e.step_time_s += fit.comm_scale_for(*link) * s;
-    if (i < 4) micro_s += fit.comm_scale_for(*link) * s;
+    if (i < micro_comms) micro_s += fit.comm_scale_for(*link) * s;
   }
   StepBreakdown& b = e.breakdown;
   b.compute_s = all.compute_s * k * fit.compute_scale;

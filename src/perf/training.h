@@ -34,6 +34,10 @@ struct TrainingRun {
   std::optional<double> zero3_prefetch_params;
 };
 
+// The fetch-ahead window, in parameter elements, of a ZeRO-3 run under `stack`: the run's, else the
+// stack's; none where the stack prefetches whole layers (FSDP).
+std::optional<double> zero3_prefetch_window(const ModelSpec& m, const Stack& stack, const TrainingRun& run);
+
 // The element counts of one transformer block's parameter tensors as `stack`'s model code holds
 // them: norms, attention and MLP projections (fused or apart), their biases and q/k norms; an MoE
 // block (where most blocks are) holds each expert's projections and the router.
