@@ -45,6 +45,7 @@ int print_validate_json(const ValidatedTable& v) {
   for (const auto& r : rep.rows) {
     rows.push_back({{"section", r.section}, {"kind", r.kind.empty() ? json(nullptr) : json(r.kind)}, {"what", r.what},
                     {"engine", r.engine.empty() ? json(nullptr) : json(r.engine)},
+                    {"load", r.load.empty() ? json(nullptr) : json(r.load)},
                     {"metric", r.metric}, {"publication", r.publication}, {"stack", r.stack.empty() ? json(nullptr) : json(r.stack)},
                     {"published", r.published}, {"predicted", r.predicted}, {"error", r.error()},
                     {"cross_validated", r.kind.empty() ? json(nullptr) : json(r.cross_validated)},
@@ -73,6 +74,8 @@ int print_validate_json(const ValidatedTable& v) {
     j["serving_mape_by_engine"][e] = s ? json(s->mape) : json(nullptr);
   }
   j["serving_unexpressible"] = rep.unexpressible;
+  j["serving_mape_by_load"] = json::object();
+  for (const auto& [load, s] : v.cv.serving_by_load) j["serving_mape_by_load"][load] = score_json(s);
   for (const auto& [kind, label] : kKinds) {
     const auto cv = v.cv.cross_validated.find(kind);
     if (cv == v.cv.cross_validated.end()) continue;
@@ -130,6 +133,9 @@ int run_validate(Context& ctx, bool json_out, const std::string& path) {
       for (const auto& [stack, ss] : it->second)
         fmt::print("    {} {:<18} MAPE {:5.1f}% over {} rows from {} publications\n", kind == std::string("serving") ? "engine" : "stack ",
                    stack, 100 * ss.mape, ss.rows, ss.publications);
+    if (kind == std::string("serving"))
+      for (const auto& [load, ss] : v->cv.serving_by_load)
+        fmt::print("    load   {:<18} MAPE {:5.1f}% over {} rows from {} publications\n", load, 100 * ss.mape, ss.rows, ss.publications);
   }
   std::string in_sample = "In sample (fit on every row, so not a test of new runs): ";
   bool first = true;

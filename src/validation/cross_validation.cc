@@ -480,13 +480,14 @@ void cross_validate_serving(ValidationReport& rep, CrossValidation& cv) {
     });
   });
   const ServingFit all = fit_serving_knobs(rep, idx, unscaled, runs);
-  std::map<std::string, std::vector<size_t>> by_engine;
+  std::map<std::string, std::vector<size_t>> by_engine, by_load;
   for (size_t j = 0; j < idx.size(); ++j) {
     ValidationRow& r = rep.rows[idx[j]];
     r.cross_validated = held_out[j];
     const ServingKnobs k = all.knobs(r.engine);
     r.predicted = moves(r, k) ? r.serving_at(k) : unscaled[idx[j]];
     by_engine[r.engine].push_back(idx[j]);
+    by_load[r.load].push_back(idx[j]);
   }
   cv.cross_validated["serving"] = score(rep, idx, true);
   cv.in_sample["serving"] = score(rep, idx, false);
@@ -494,6 +495,7 @@ void cross_validate_serving(ValidationReport& rep, CrossValidation& cv) {
     cv.cross_validated_by_stack["serving"][engine] = score(rep, rows, true);
     cv.in_sample_by_stack["serving"][engine] = score(rep, rows, false);
   }
+  for (const auto& [load, rows] : by_load) cv.serving_by_load[load] = score(rep, rows, true);
   cv.fitted.serving_time_scale = all.scales.global;
   cv.fitted.serving_engine_time_scale = all.scales.engines;
   cv.fitted.serving_matvec_sm_Bps = all.matvec_sm_Bps;

@@ -33,6 +33,8 @@ struct CrossValidation {
   std::map<std::string, Score> cross_validated, in_sample;  // by kind
   // By kind, then stack, for stacks with at least kMinStackRows rows.
   std::map<std::string, std::map<std::string, Score>> cross_validated_by_stack, in_sample_by_stack;
+  // Serving rows by how the run loaded the engine (ValidationRow::load), held out.
+  std::map<std::string, Score> serving_by_load;
 };
 
 // Stacks get their own compute scale, and their own band, from this many rows and two publications.

@@ -305,4 +305,19 @@ TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   EXPECT_GE(t.mape, cv.in_sample.at("train_throughput").mape - 0.01);
 }
 
+// The held-out serving error split by how each run loaded its engine covers every serving row once,
+// under the four loads the table holds (bursts, request rates, client concurrencies, single batches).
+TEST(CrossValidation, ServingErrorSplitsByLoadOverEveryRow) {
+  const CrossValidation& cv = builtin().cv;
+  int rows = 0;
+  for (const auto& [load, s] : cv.serving_by_load) {
+    std::printf("  serving load %s: %.1f%% over %d rows\n", load.c_str(), 100 * s.mape, s.rows);
+    EXPECT_TRUE(load == "burst" || load == "request_rate" || load == "concurrency" || load == "batch") << load;
+    EXPECT_GT(s.rows, 0);
+    rows += s.rows;
+  }
+  EXPECT_EQ(cv.serving_by_load.size(), 4u);
+  EXPECT_EQ(rows, cv.cross_validated.at("serving").rows);
+}
+
 }  // namespace gpuplan

@@ -246,6 +246,16 @@ std::string beats_peak(const RowSetup& s, const ModelSpec& m, const Gpu& gpu, co
   return "";
 }
 
+// How the run loaded the engine, as simulated() reads it: a concurrency without a rate (or with
+// "inf") is a closed loop of clients, "inf" alone every request at once.
+std::string load_kind(const toml::table& t, bool load) {
+  if (!load) return "batch";
+  const toml::node* rate = t.get("request_rate");
+  const bool burst = rate && rate->is_string();
+  if (t.contains("concurrency") && (!rate || burst)) return "concurrency";
+  return burst ? "burst" : "request_rate";
+}
+
 }  // namespace
 
 Result<ValidationRow> serving_row(const toml::table& t, const std::string& where, const ModelSpec& m, const Gpu& gpu,
@@ -295,6 +305,7 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   row.predicted = *v;
   row.kind = "serving";
   row.serving_rate = metric->find("per_s") != std::string::npos;
+  row.load = load_kind(t, load);
   row.serving_matvec_bound = s->engine.matvec_sm_bound_applies(gpu, s->w.precision);
   row.serving_prefill_fitted = s->engine.prefill_matmul_fitted;
   row.serving_per_query_head = s->engine.per_query_head_decode && !m.is_mla() && m.q_dim() > m.kv_dim();

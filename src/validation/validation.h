@@ -70,6 +70,10 @@ struct ValidationRow {
   bool serving_matvec_bound = false;
   bool serving_prefill_fitted = false;
   bool serving_per_query_head = false;  // a per-query-head decode kernel on a grouped-query model
+  // Serving rows: how the run loaded the engine, "burst" (every request at once), "request_rate"
+  // (arrivals at a rate), "concurrency" (a closed loop of clients) or "batch" (one static batch or
+  // request), so the error can be told apart by load.
+  std::string load;
   double error() const { return (predicted - published) / published; }
   double cv_error() const { return (cross_validated - published) / published; }
   // The published figure in the model's quantity (seconds or bytes).
