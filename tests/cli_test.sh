@@ -245,6 +245,8 @@ json_has engines_scalar_f16 "[e['scalar_f16_matvec_hbm_slowdown'] for e in d if 
 json_has engines_eager_scores "[e['eager_attention_bytes_per_score'] for e in d if e['id'] == 'llama.cpp'] == [20]" -- engines --json
 json_has engines_dequantize_rows "[e['dequantize_min_rows'] for e in d if e['id'] == 'transformers'] == [2] and all(e['dequantize_min_rows'] == 0 for e in d if e['id'] != 'transformers')" -- engines --json
 json_has infer_decode_dequantize "d['decode_dequantize_s'] > 0" -- infer --model llama-2-13b --gpu a100-80gb-sxm --engine transformers --precision nf4 --prompt 512 --output 512 --concurrency 16 --json
+json_has engines_frontend "[e['frontend_seq_step_s'] for e in d if e['id'] == 'vllm'] == [6.69e-05] and all(e['frontend_seq_step_s'] == 0 and e['frontend_request_s'] == 0 for e in d if e['id'] != 'vllm')" -- engines --json
+json_has infer_frontend_named "d['frontend_seq_step_s'] == 6.69e-05 and d['frontend_request_s'] > 0" -- infer --model llama-3.1-8b --gpu h100-sxm --engine vllm --rps 5 --requests 50 --json
 json_has engines_mla_decode "[e['mla_decode_overhead_s'] for e in d if e['id'] == 'vllm'] == [1.844e-05] and all(e['mla_decode_overhead_s'] == 0 for e in d if e['id'] != 'vllm')" -- engines --json
 json_has engines_moe_call "[e['moe_call_overhead_s'] for e in d if e['id'] in ('vllm', 'sglang')] == [2.285e-05, 2.216e-05] and all(e['moe_call_overhead_s'] == 0 for e in d if e['id'] not in ('vllm', 'sglang'))" -- engines --json
 json_has infer_prefill_forwards "d['prefill_forwards'] == 8 and d['prefill_chunk_tokens'] == 512" -- infer --model llama-3.1-8b --gpu rtx-4090 --weight-precision f16 --engine llama.cpp --prompt 4096 --output 16 --json
@@ -268,6 +270,8 @@ check rps_negative 2 "--rps: must be a rate" -- infer --model llama-3.1-8b --gpu
 check rps_and_users 2 "--users: give --users" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --users 2 --think-time 0
 check users_need_think 2 "--think-time: is required" -- infer --model llama-3.1-8b --gpu h100-sxm --users 2
 check scheduler_steps_zero 2 "--scheduler-steps: must be between 1 and 1024" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --scheduler-steps 0
+check infer_client_bad 2 "--client: must be server or offline" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --client browser
+json_has infer_client_offline "d['client'] == 'offline' and d['frontend_seq_step_s'] == 0 and d['frontend_request_s'] == 0" -- infer --model llama-3.1-8b --gpu h100-sxm --engine vllm --rps 5 --requests 50 --client offline --json
 json_has scheduler_steps_delay "d['latency']['ttft_s']['p50'] > 0" -- infer --model llama-3.1-8b --gpu a100-80gb-sxm --rps 4 --requests 100 --scheduler-steps 10 --json
 check acceptance_without_spec 2 "--acceptance-rate: needs --spec-tokens" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 1 --acceptance-rate 0.5
 printf 'prompt_tokens,output_tokens,arrival_s\n100,20,0\n200,30,0.5\n' >"$tmp/trace.csv"

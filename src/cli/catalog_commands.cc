@@ -201,6 +201,7 @@ int run_engines(bool json) {
                      {"memory_reserve", e.memory_reserve.buckets.empty() ? nlohmann::json(nullptr) : memory_reserve_json(e.memory_reserve)},
                      {"attention_relative", e.attention_relative},
                      {"step_overhead_s", e.step_overhead_s}, {"request_overhead_s", e.request_overhead_s},
+                     {"frontend_seq_step_s", e.frontend_seq_step_s}, {"frontend_request_s", e.frontend_request_s},
                      {"cuda_graphs", e.cuda_graphs}, {"graph_kernel_overhead_s", e.graph_kernel_overhead_s},
                      {"continuous_batching", e.continuous_batching}, {"chunked_prefill", e.chunked_prefill},
                      {"max_batched_tokens", e.max_batched_tokens}, {"max_num_seqs", e.max_num_seqs},

@@ -232,7 +232,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
 struct LoadFlags {
   double rps = 0, think_time_s = -1, prefix_hit_rate = 0, acceptance_rate = -1;
   double ttft_target_s = 1.0, tpot_target_s = 0.1;
-  std::string trace, lengths = "fixed";
+  std::string trace, lengths = "fixed", client = "server";
   int64_t users = 0, requests = 1000, spec_tokens = 0, scheduler_steps = 1;
   int64_t seed = 1;  // signed, so that CLI11 refuses -1 and 2^64 instead of wrapping them
   bool given() const { return rps != 0 || !trace.empty() || users != 0 || think_time_s != -1; }
@@ -288,6 +288,10 @@ void add_load_flags(CLI::App& sub, LoadFlags& l) {
   sub.add_option("--scheduler-steps", l.scheduler_steps,
                  "multi-step scheduling: steps the batch runs between admissions (vLLM V0 --num-scheduler-steps)")
       ->capture_default_str();
+  sub.add_option("--client", l.client,
+                 "server: requests and tokens pass through the engine's API server (vLLM's paces a heavy load); offline: "
+                 "the engine driven from Python in its own process (vLLM benchmark_throughput, LLM.generate)")
+      ->capture_default_str();
   sub.add_option("--ttft-target", l.ttft_target_s, "time-to-first-token target goodput counts against, seconds")->capture_default_str();
   sub.add_option("--tpot-target", l.tpot_target_s, "time-per-output-token target goodput counts against, seconds")->capture_default_str();
 }
@@ -334,6 +338,7 @@ Status check_workload_knobs(const LoadFlags& l) {
     return make_error("--acceptance-rate", "is required with --spec-tokens, between 0 and 1");
   if (l.spec_tokens == 0 && l.acceptance_rate != -1) return make_error("--acceptance-rate", "needs --spec-tokens");
   if (l.scheduler_steps < 1 || l.scheduler_steps > 1024) return make_error("--scheduler-steps", "must be between 1 and 1024");
+  if (l.client != "server" && l.client != "offline") return make_error("--client", "must be server or offline");
   if (!(l.ttft_target_s > 0 && l.ttft_target_s <= 3600)) return make_error("--ttft-target", "must be between 0 and 3600 seconds");
   if (!(l.tpot_target_s > 0 && l.tpot_target_s <= 60)) return make_error("--tpot-target", "must be between 0 and 60 seconds");
   return std::nullopt;
@@ -404,6 +409,7 @@ int run_infer(Context& ctx, InferFlags f) {
     setup.prefix_hit_rate = engine->prefix_caching ? f.load.prefix_hit_rate : 0;
     setup.spec_tokens = f.load.spec_tokens;
     setup.scheduler_steps = f.load.scheduler_steps;
+    if (f.load.client == "offline") setup.frontend_seq_step_s = setup.frontend_request_s = 0;
     setup.acceptance_rate = std::max(0.0, f.load.acceptance_rate);
     setup.ttft_target_s = f.load.ttft_target_s;
     setup.tpot_target_s = f.load.tpot_target_s;
@@ -445,6 +451,9 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"engine_time_scale", engine->time_scale},
                         {"quantized_matvec_bytes_per_s", matvec_bound ? nlohmann::json(matvec_Bps) : nlohmann::json(nullptr)},
                         {"engine_prefill_matmul_scale", engine->prefill_matmul_scale},
+                        {"client", f.load.client},
+                        {"frontend_seq_step_s", f.load.client == "offline" ? 0.0 : engine->frontend_seq_step_s},
+                        {"frontend_request_s", f.load.client == "offline" ? 0.0 : engine->frontend_request_s},
                         {"ttft_s", e.ttft_s},
                         {"tpot_s", e.tpot_s},
                         {"e2e_latency_s", e.e2e_latency_s},
@@ -542,6 +551,11 @@ int run_infer(Context& ctx, InferFlags f) {
   if (sim) {
     fmt::print("\nUnder load: {} requests over {} ({:.2f} requests/s), mean batch {:.1f}, {} preemptions\n", sim->completed,
                format_seconds(sim->span_s), sim->requests_per_s, sim->mean_batch, sim->preemptions);
+    if (engine->frontend_seq_step_s > 0 && f.load.client != "offline")
+      fmt::print("Assumed: {}'s API server streams each sequence's token in {} a step and takes in a request in {} (fitted);\n"
+                 "under heavy load it, not the GPU, sets the pace (a client at about {:.0f} tokens/s at most).\n",
+                 engine->id, format_seconds(engine->frontend_seq_step_s), format_seconds(engine->frontend_request_s),
+                 1 / engine->frontend_seq_step_s);
     TextTable t({"latency", "p50", "p90", "p99"});
     t.align_right({1, 2, 3});
     for (auto [name, p] : {std::pair{"time to first token", &sim->ttft_s}, std::pair{"time per output token", &sim->tpot_s},

@@ -217,7 +217,7 @@ Result<Engine::MemoryReserve> read_memory_reserve(const toml::node& n, const std
 Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "source", "source_date", "notes", "decode_bandwidth", "prefill_matmul",
-                            "attention_relative", "step_overhead_s", "request_overhead_s", "cuda_graphs",
+                            "attention_relative", "step_overhead_s", "request_overhead_s", "frontend_seq_step_s", "cuda_graphs",
                             "graph_kernel_overhead_s", "continuous_batching", "chunked_prefill", "max_batched_tokens",
                             "max_num_seqs", "prefix_caching", "gpu_memory_utilization", "kv_block_tokens",
                             "profile_run_peak", "autoscale_metric", "large_gpu_min_gib", "large_gpu_exclude",
@@ -259,6 +259,7 @@ Result<Engine> parse_engine(const toml::table& t, const std::string& where) {
                                   std::tuple{"profile_sampler_bytes_per_logit", &e.profile_sampler_bytes_per_logit, 0.0, 64.0},
                                   std::tuple{"step_overhead_s", &e.step_overhead_s, 0.0, 1.0},
                                   std::tuple{"request_overhead_s", &e.request_overhead_s, 0.0, 10.0},
+                                  std::tuple{"frontend_seq_step_s", &e.frontend_seq_step_s, 0.0, 1e-2},
                                   std::tuple{"graph_kernel_overhead_s", &e.graph_kernel_overhead_s, 0.0, 1e-3},
                                   std::tuple{"gpu_memory_utilization", &e.gpu_memory_utilization, 0.05, 1.0},
                                   std::tuple{"large_gpu_min_gib", &e.large_gpu_min_gib, 0.0, 1e4},
@@ -428,6 +429,7 @@ const EngineCatalog& EngineCatalog::builtin() {
       if (e.prefill_matmul_fitted) e.prefill_matmul_scale = FittedParameters::builtin().serving_prefill_matmul_scale_for(e.id);
       if (e.earlier_per_query_head_decode)
         e.per_query_head_kv_share = FittedParameters::builtin().serving_per_query_head_kv_share_for(e.id);
+      if (e.frontend_seq_step_s > 0) e.frontend_request_s = FittedParameters::builtin().serving_frontend_request_s_for(e.id);
     }
     return cat;
   }();

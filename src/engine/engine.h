@@ -69,6 +69,13 @@ struct Engine {
 
   double step_overhead_s = 0;     // host cost of one forward step (scheduling, sampling, Python)
   double request_overhead_s = 0;  // fixed cost added to each request's first token
+  // The serving frontend's time for one sequence's output in one step (detokenising, streaming):
+  // under load a step lasts at least this times the sequences it emits for, where the frontend
+  // runs beside the engine and cannot keep up (0: none measured).
+  double frontend_seq_step_s = 0;
+  // Where it has one (frontend_seq_step_s > 0): the frontend's time to take in one request (parse,
+  // tokenise, hand over), fitted (FittedParameters); 0: requests reach the scheduler on arrival.
+  double frontend_request_s = 0;
   bool cuda_graphs = false;       // decode replays captured graphs: launches cost graph_kernel_overhead_s
   bool moe_cuda_graphs = true;    // false: mixture-of-experts models decode without them
   // What one fused-MoE call costs beyond its weights, FLOPs and launches (a measured kernel floor

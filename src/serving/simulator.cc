@@ -67,6 +67,8 @@ class Simulation {
 
  private:
   void release_arrivals();
+  void take_in(size_t id);
+  void through_frontend();
   void admit_next_of_user(double at);
   bool ensure_blocks(size_t i, int64_t tokens, bool& self_preempted);
   void take_free_blocks(int64_t n);
@@ -96,6 +98,8 @@ class Simulation {
   std::priority_queue<std::pair<double, size_t>, std::vector<std::pair<double, size_t>>, std::greater<>> arrivals_;
   std::vector<double> arrival_s_;
   std::deque<Live> waiting_;
+  std::deque<size_t> frontend_q_;  // arrived, not yet through the frontend
+  double frontend_credit_s_ = 0;   // frontend time left over from streaming, for taking in requests
   std::vector<Live> running_;
   // Per-step scratch, kept across steps: the advisor runs millions of steps and an allocation
   // per step was a third of its time.
@@ -109,18 +113,34 @@ void Simulation::admit_next_of_user(double at) {
   arrivals_.push({at, next_request_++});
 }
 
+void Simulation::take_in(size_t id) {
+  const SimRequest& q = load_.requests[id];
+  const int64_t hit = prefix_hit(s_, q.prompt_tokens);
+  Live r;
+  r.id = id;
+  r.prefill_left = q.prompt_tokens - hit;
+  r.cached = hit;
+  waiting_.push_back(r);
+}
+
 void Simulation::release_arrivals() {
   while (!arrivals_.empty() && arrivals_.top().first <= now_) {
     const size_t id = arrivals_.top().second;
     arrivals_.pop();
-    const SimRequest& q = load_.requests[id];
-    const int64_t hit = prefix_hit(s_, q.prompt_tokens);
-    Live r;
-    r.id = id;
-    r.prefill_left = q.prompt_tokens - hit;
-    r.cached = hit;
-    waiting_.push_back(r);
+    if (s_.frontend_request_s > 0) frontend_q_.push_back(id);
+    else take_in(id);
   }
+}
+
+// Requests the frontend has had the time to take in reach the scheduler; time it had with nothing
+// to take in is gone.
+void Simulation::through_frontend() {
+  while (!frontend_q_.empty() && frontend_credit_s_ >= s_.frontend_request_s) {
+    take_in(frontend_q_.front());
+    frontend_q_.pop_front();
+    frontend_credit_s_ -= s_.frontend_request_s;
+  }
+  if (frontend_q_.empty()) frontend_credit_s_ = 0;
 }
 
 // Recompute preemption, as vLLM does by default: the most recently admitted request gives up its
@@ -277,7 +297,19 @@ Status Simulation::continuous_step() {
     now_ = std::max(now_, arrivals_.top().first);
     return std::nullopt;
   }
-  now_ += s_.cost.step_s(decode_seqs, static_cast<double>(per_seq), context, prefill, pairs);
+  double step = s_.cost.step_s(decode_seqs, static_cast<double>(per_seq), context, prefill, pairs);
+  if (s_.frontend_seq_step_s > 0) {
+    // The frontend turns out each emitted token beside the engine; where it is the slower, the
+    // client sees the steps at its pace.
+    double emitting = 0;
+    for (auto [i, tokens] : chunks) emitting += tokens == 0 || tokens >= running_[i].prefill_left ? 1 : 0;
+    const double streaming = s_.frontend_seq_step_s * emitting;
+    frontend_credit_s_ += std::max(0.0, step - streaming);
+    step = std::max(step, streaming);
+  } else {
+    frontend_credit_s_ += step;
+  }
+  now_ += step;
   ++steps_;
   --steps_until_admit_;
   batch_sum_ += static_cast<double>(chunks.size());
@@ -363,10 +395,17 @@ Result<ServingResult> Simulation::run() {
   } else {
     for (size_t i = 0; i < reqs.size(); ++i) arrivals_.push({reqs[i].arrival_s, i}), arrival_s_[i] = reqs[i].arrival_s;
   }
-  while (!arrivals_.empty() || !waiting_.empty() || !running_.empty()) {
+  while (!arrivals_.empty() || !frontend_q_.empty() || !waiting_.empty() || !running_.empty()) {
     release_arrivals();
+    through_frontend();
     if (waiting_.empty() && running_.empty()) {
-      now_ = arrivals_.top().first;
+      if (!frontend_q_.empty()) {
+        // An idle engine: the frontend's whole time goes to taking in the next request.
+        now_ += s_.frontend_request_s - frontend_credit_s_;
+        frontend_credit_s_ = s_.frontend_request_s;
+      } else {
+        now_ = arrivals_.top().first;
+      }
       continue;
     }
     if (s_.continuous_batching) {
@@ -446,6 +485,8 @@ ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cos
   s.chunked_prefill = engine.chunked_prefill;
   s.continuous_batching = engine.continuous_batching;
   s.reserve_output_kv = engine.reserve_output_kv;
+  s.frontend_seq_step_s = engine.frontend_seq_step_s;
+  s.frontend_request_s = engine.frontend_seq_step_s > 0 ? engine.frontend_request_s : 0;
   s.retain_preempted_kv = engine.prefix_caching;
   return s;
 }

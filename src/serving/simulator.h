@@ -39,6 +39,12 @@ struct ServingSetup {
   int64_t max_batched_tokens = 8192, max_num_seqs = 256;
   bool chunked_prefill = true, continuous_batching = true;
   bool reserve_output_kv = false;  // admit only with the whole request's KV reserved (Engine::reserve_output_kv)
+  // A step lasts at least this times the sequences it emits a token for: the serving frontend's
+  // output processing beside the engine (Engine::frontend_seq_step_s).
+  double frontend_seq_step_s = 0;
+  // The frontend's time to take in one request (parse, tokenise, hand to the engine): requests
+  // reach the scheduler as fast as the frontend's time left over from streaming allows.
+  double frontend_request_s = 0;
   // Multi-step scheduling (vLLM's --num-scheduler-steps): after a step that admits, the batch runs
   // this many steps in all before the scheduler admits waiting requests again.
   int64_t scheduler_steps = 1;

@@ -78,6 +78,55 @@ TEST(ServingSimulator, ARateBeyondCapacityQueuesAndGoodputFalls) {
   EXPECT_NEAR(ok.goodput_rps, ok.requests_per_s, 0.05 * ok.requests_per_s);
 }
 
+// A frontend that streams each token in 100 us paces a step of 500 sequences at 50 ms however
+// fast the GPU: the client sees no more than 10,000 tokens a second. Without it the same burst runs
+// at the GPU's pace.
+TEST(ServingSimulator, AFrontendStreamingEachTokenCapsTheTokensASecond) {
+  const Fixture f;
+  ServingSetup fast = f.setup();
+  fast.frontend_seq_step_s = 0;
+  fast.frontend_request_s = 0;
+  ServingSetup paced = fast;
+  paced.frontend_seq_step_s = 100e-6;
+  Load burst;
+  burst.requests.assign(500, SimRequest{0, 128, 128});
+  const ServingResult gpu = run(fast, burst), client = run(paced, burst);
+  EXPECT_GT(gpu.throughput_tokens_per_s, 11000);
+  EXPECT_LE(client.throughput_tokens_per_s, 10000 * 1.001);
+  EXPECT_LT(client.throughput_tokens_per_s, 0.9 * gpu.throughput_tokens_per_s);
+}
+
+// A frontend that takes 5 ms to take in a request lets a burst into the engine at 200 a second:
+// the last of 400 waits at least the two seconds the frontend needs, and fewer run at once.
+TEST(ServingSimulator, AFrontendTakingInRequestsOneByOneQueuesABurstBeforeTheEngine) {
+  const Fixture f;
+  ServingSetup open = f.setup();
+  open.frontend_seq_step_s = 0;
+  open.frontend_request_s = 0;
+  ServingSetup gated = open;
+  gated.frontend_request_s = 5e-3;
+  Load burst;
+  burst.requests.assign(400, SimRequest{0, 128, 32});
+  const ServingResult a = run(open, burst), b = run(gated, burst);
+  EXPECT_GT(b.ttft_s.p99, 400 * 5e-3 * 0.95);
+  EXPECT_GT(b.ttft_s.p99, a.ttft_s.p99);
+  EXPECT_LT(b.mean_batch, a.mean_batch);
+  EXPECT_EQ(b.completed, 400);
+}
+
+// The shipped vLLM record streams through its API server (PR #12287's 66.9 us a sequence a step)
+// with a fitted intake time; engines without a measured frontend have neither.
+TEST(ServingSimulator, OnlyAnEngineWithAMeasuredFrontendIsPacedByIt) {
+  const Fixture f;
+  const ServingSetup s = f.setup();
+  EXPECT_NEAR(s.frontend_seq_step_s, 66.9e-6, 0.1e-6);
+  EXPECT_GE(s.frontend_request_s, 0);
+  const Engine trt = *EngineCatalog::builtin().find("tensorrt-llm");
+  const ServingSetup t = setup_for(trt, f.gpu, step_cost(f.m, f.w, f.gpu, f.eff, default_cluster(f.gpu), trt), 100000);
+  EXPECT_EQ(t.frontend_seq_step_s, 0);
+  EXPECT_EQ(t.frontend_request_s, 0);
+}
+
 TEST(ServingSimulator, AFullKvCachePreemptsAndStillFinishesEveryRequest) {
   const Fixture f;
   ServingSetup s = f.setup();

@@ -107,7 +107,8 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
     const std::string where = origin + ": serving";
     if (!s->as_table()) return make_error(where, "must be a table");
     TomlFields f(*s->as_table(), where);
-    if (auto st = f.only_keys({"time_scale", "engine", "quantized_matvec_gbps_per_sm", "prefill_matmul_scale", "per_query_head_kv_share"}))
+    if (auto st = f.only_keys({"time_scale", "engine", "quantized_matvec_gbps_per_sm", "prefill_matmul_scale", "per_query_head_kv_share",
+                               "frontend_request_ms"}))
       return *st;
     auto scale = f.optional_number_between("time_scale", 0.05, 20);
     if (!scale) return scale.error();
@@ -131,6 +132,7 @@ Result<FittedParameters> FittedParameters::from_toml(std::string_view text, cons
     if (auto st = engine_table("quantized_matvec_gbps_per_sm", "GB/s per SM", 0.1, 1000, 1e9, p.serving_matvec_sm_Bps)) return *st;
     if (auto st = engine_table("prefill_matmul_scale", "multiplier", 0.1, 10, 1, p.serving_prefill_matmul_scale)) return *st;
     if (auto st = engine_table("per_query_head_kv_share", "share", 0, 1, 1, p.serving_per_query_head_kv_share)) return *st;
+    if (auto st = engine_table("frontend_request_ms", "milliseconds", 0, 100, 1e-3, p.serving_frontend_request_s)) return *st;
   }
   return p;
 }
@@ -165,6 +167,10 @@ std::string FittedParameters::to_toml(const std::string& header) const {
   if (!serving_per_query_head_kv_share.empty()) {
     out += "\n[serving.per_query_head_kv_share]\n";
     for (const auto& [id, x] : serving_per_query_head_kv_share) out += fmt::format("\"{}\" = {:.6g}\n", id, x);
+  }
+  if (!serving_frontend_request_s.empty()) {
+    out += "\n[serving.frontend_request_ms]\n";
+    for (const auto& [id, x] : serving_frontend_request_s) out += fmt::format("\"{}\" = {:.6g}\n", id, x * 1e3);
   }
   return out;
 }

@@ -87,6 +87,13 @@ class FittedParameters {
     auto it = serving_per_query_head_kv_share.find(engine_id);
     return it != serving_per_query_head_kv_share.end() ? it->second : 1;
   }
+  // Seconds an engine's serving frontend takes to take in one request (Engine::frontend_request_s),
+  // fitted where engines.toml gives the frontend's streaming time; absent: 0.
+  std::map<std::string, double> serving_frontend_request_s;
+  double serving_frontend_request_s_for(const std::string& engine_id) const {
+    auto it = serving_frontend_request_s.find(engine_id);
+    return it != serving_frontend_request_s.end() ? it->second : 0;
+  }
 };
 
 }  // namespace gpuplan

@@ -329,12 +329,13 @@ ServingScales fit_serving(const ValidationReport& rep, const std::vector<size_t>
 
 // ---- Serving: what engines.toml leaves to the fit ----------------------------------------------
 // No kernel measurement gives a latency-bound quantised mat-vec's rate per SM, nor the efficiency
-// of some engines' own prompt GEMMs, so they are fitted on fixed grids: the rate from 2 to 60 GB/s
-// per SM 10% apart, or no bound; the prompt-GEMM multiplier from 0.3 to 1.5 5% apart, 1 (the GPU's
-// curve as it is) tried first. Coordinate descent, two rounds: each knob in turn takes the grid
-// value whose engine rows then have the least absolute log error with the time scales refitted
-// at it (the value tried first on a tie). An engine's rows are run once at each pair of values
-// any fold tries, and shared by every fold.
+// of some engines' own prompt GEMMs, nor a serving frontend's time to take in a request, so they
+// are fitted on fixed grids: the rate from 2 to 60 GB/s per SM 10% apart, or no bound; the
+// prompt-GEMM multiplier from 0.3 to 1.5 5% apart, 1 (the GPU's curve as it is) tried first; the
+// intake time from 0.25 to 16 ms, or none. Coordinate descent, two rounds: each knob in turn takes
+// the grid value whose engine rows then have the least absolute log error with the time scales
+// refitted at it (the value tried first on a tie). An engine's rows are run once at each tuple of
+// values any fold tries, and shared by every fold.
 std::vector<double> matvec_grid() {
   std::vector<double> g = {0};
   for (double r = 2e9; r <= 60e9; r *= 1.1) g.push_back(r);
@@ -346,6 +347,14 @@ std::vector<double> matvec_grid() {
 std::vector<double> kv_share_grid() {
   std::vector<double> g;
   for (int k = 20; k >= 0; --k) g.push_back(k / 20.0);
+  return g;
+}
+
+// The serving frontend's time to take in one request: none, then 0.25 ms to 16 ms, each about 1.4x
+// the last.
+std::vector<double> frontend_grid() {
+  std::vector<double> g = {0};
+  for (double s = 0.25e-3; s <= 16.01e-3; s *= std::sqrt(2.0)) g.push_back(s);
   return g;
 }
 
@@ -361,39 +370,44 @@ struct ServingFit {
   std::map<std::string, double> matvec_sm_Bps;       // engine -> bytes/s per SM
   std::map<std::string, double> prefill_matmul_scale;  // engine -> multiplier
   std::map<std::string, double> kv_share;              // engine -> per-query-head DRAM share
+  std::map<std::string, double> frontend_request_s;    // engine -> seconds to take in a request
   ServingKnobs knobs(const std::string& engine) const {
     auto m = matvec_sm_Bps.find(engine);
     auto p = prefill_matmul_scale.find(engine);
     auto q = kv_share.find(engine);
+    auto f = frontend_request_s.find(engine);
     return {scales.for_engine(engine), m != matvec_sm_Bps.end() ? m->second : 0,
-            p != prefill_matmul_scale.end() ? p->second : 1, q != kv_share.end() ? q->second : 1};
+            p != prefill_matmul_scale.end() ? p->second : 1, q != kv_share.end() ? q->second : 1,
+            f != frontend_request_s.end() ? f->second : 0};
   }
 };
 
 // Whether `k` changes row `r`'s prediction from the one under the sourced engine.
 bool moves(const ValidationRow& r, const ServingKnobs& k) {
   return k.time_scale != 1 || (r.serving_matvec_bound && k.matvec_sm_Bps > 0) || (r.serving_prefill_fitted && k.prefill_matmul_scale != 1) ||
-         (r.serving_per_query_head && k.per_query_head_kv_share != 1);
+         (r.serving_per_query_head && k.per_query_head_kv_share != 1) || (r.serving_frontend && k.frontend_request_s != 0);
 }
 
-// The serving rows predicted at time scale 1 under each triple of grid values (matvec, prefill and
-// KV-share indices) an engine's fit asks for, run the first time they are asked for.
+// The serving rows predicted at time scale 1 under each tuple of grid values (matvec, prefill,
+// KV-share and frontend indices) an engine's fit asks for, run the first time they are asked for.
 class KnobGridRuns {
  public:
   KnobGridRuns(const ValidationReport& rep, const std::vector<size_t>& idx, const std::vector<double>& unscaled)
-      : rep_(rep), idx_(idx), unscaled_(unscaled), matvec_(matvec_grid()), prefill_(prefill_grid()), kv_share_(kv_share_grid()) {}
+      : rep_(rep), idx_(idx), unscaled_(unscaled), matvec_(matvec_grid()), prefill_(prefill_grid()), kv_share_(kv_share_grid()),
+        frontend_(frontend_grid()) {}
   const std::vector<double>& matvec() const { return matvec_; }
   const std::vector<double>& prefill() const { return prefill_; }
   const std::vector<double>& kv_share() const { return kv_share_; }
-  // Row j's prediction (index into the report) with engine `e`'s knobs at (m, p, q).
-  const std::vector<double>& at(const std::string& e, size_t m, size_t p, size_t q) {
-    auto [it, fresh] = runs_.try_emplace({e, m, p, q});
+  const std::vector<double>& frontend() const { return frontend_; }
+  // Row j's prediction (index into the report) with engine `e`'s knobs at (m, p, q, f).
+  const std::vector<double>& at(const std::string& e, size_t m, size_t p, size_t q, size_t f) {
+    auto [it, fresh] = runs_.try_emplace({e, m, p, q, f});
     if (fresh) {
       it->second = unscaled_;
       for (size_t j : idx_) {
         const ValidationRow& r = rep_.rows[j];
         if (r.engine != e) continue;
-        const ServingKnobs k{1, matvec_[m], prefill_[p], kv_share_[q]};
+        const ServingKnobs k{1, matvec_[m], prefill_[p], kv_share_[q], frontend_[f]};
         if (moves(r, k)) it->second[j] = r.serving_at(k);
       }
     }
@@ -404,33 +418,35 @@ class KnobGridRuns {
   const ValidationReport& rep_;
   const std::vector<size_t>& idx_;
   const std::vector<double>& unscaled_;
-  std::vector<double> matvec_, prefill_, kv_share_;
-  std::map<std::tuple<std::string, size_t, size_t, size_t>, std::vector<double>> runs_;
+  std::vector<double> matvec_, prefill_, kv_share_, frontend_;
+  std::map<std::tuple<std::string, size_t, size_t, size_t, size_t>, std::vector<double>> runs_;
 };
 
 ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size_t>& idx, const std::vector<double>& unscaled,
                              KnobGridRuns& runs) {
-  std::set<std::string> matvec_engines, prefill_engines, kv_share_engines;
+  std::set<std::string> matvec_engines, prefill_engines, kv_share_engines, frontend_engines;
   for (size_t j : idx) {
     if (rep.rows[j].serving_matvec_bound) matvec_engines.insert(rep.rows[j].engine);
     if (rep.rows[j].serving_prefill_fitted) prefill_engines.insert(rep.rows[j].engine);
     if (rep.rows[j].serving_per_query_head) kv_share_engines.insert(rep.rows[j].engine);
+    if (rep.rows[j].serving_frontend) frontend_engines.insert(rep.rows[j].engine);
   }
   std::set<std::string> engines = matvec_engines;
   engines.insert(prefill_engines.begin(), prefill_engines.end());
   engines.insert(kv_share_engines.begin(), kv_share_engines.end());
+  engines.insert(frontend_engines.begin(), frontend_engines.end());
   std::vector<double> base = unscaled;
   ServingFit fit;
   for (const std::string& e : engines) {
-    auto with_engine_at = [&](size_t m, size_t p, size_t q) {
+    auto with_engine_at = [&](size_t m, size_t p, size_t q, size_t fr) {
       std::vector<double> trial = base;
-      const std::vector<double>& run = runs.at(e, m, p, q);
+      const std::vector<double>& run = runs.at(e, m, p, q, fr);
       for (size_t j : idx)
         if (rep.rows[j].engine == e && std::isfinite(run[j])) trial[j] = run[j];
       return trial;
     };
-    auto error_at = [&](size_t m, size_t p, size_t q) {
-      const std::vector<double> trial = with_engine_at(m, p, q);
+    auto error_at = [&](size_t m, size_t p, size_t q, size_t fr) {
+      const std::vector<double> trial = with_engine_at(m, p, q, fr);
       const double k = std::log(fit_serving(rep, idx, trial).for_engine(e));
       double err = 0;
       for (size_t j : idx)
@@ -445,16 +461,18 @@ ServingFit fit_serving_knobs(const ValidationReport& rep, const std::vector<size
         if (const double err = error_with(i); err < least - 1e-12) least = err, best = i;
       return best;
     };
-    size_t m = 0, p = 0, q = 0;
+    size_t m = 0, p = 0, q = 0, fr = 0;
     for (int round = 0; round < 2; ++round) {
-      if (matvec_engines.count(e)) m = best_of(runs.matvec().size(), [&](size_t i) { return error_at(i, p, q); });
-      if (prefill_engines.count(e)) p = best_of(runs.prefill().size(), [&](size_t i) { return error_at(m, i, q); });
-      if (kv_share_engines.count(e)) q = best_of(runs.kv_share().size(), [&](size_t i) { return error_at(m, p, i); });
+      if (matvec_engines.count(e)) m = best_of(runs.matvec().size(), [&](size_t i) { return error_at(i, p, q, fr); });
+      if (prefill_engines.count(e)) p = best_of(runs.prefill().size(), [&](size_t i) { return error_at(m, i, q, fr); });
+      if (kv_share_engines.count(e)) q = best_of(runs.kv_share().size(), [&](size_t i) { return error_at(m, p, i, fr); });
+      if (frontend_engines.count(e)) fr = best_of(runs.frontend().size(), [&](size_t i) { return error_at(m, p, q, i); });
     }
     if (runs.matvec()[m] > 0) fit.matvec_sm_Bps[e] = runs.matvec()[m];
     if (runs.prefill()[p] != 1) fit.prefill_matmul_scale[e] = runs.prefill()[p];
     if (runs.kv_share()[q] != 1) fit.kv_share[e] = runs.kv_share()[q];
-    base = with_engine_at(m, p, q);
+    if (runs.frontend()[fr] > 0) fit.frontend_request_s[e] = runs.frontend()[fr];
+    base = with_engine_at(m, p, q, fr);
   }
   fit.scales = fit_serving(rep, idx, base);
   return fit;
@@ -501,6 +519,7 @@ void cross_validate_serving(ValidationReport& rep, CrossValidation& cv) {
   cv.fitted.serving_matvec_sm_Bps = all.matvec_sm_Bps;
   cv.fitted.serving_prefill_matmul_scale = all.prefill_matmul_scale;
   cv.fitted.serving_per_query_head_kv_share = all.kv_share;
+  cv.fitted.serving_frontend_request_s = all.frontend_request_s;
 }
 
 // Bands per stack where a stack has enough rows of the kind, else none (the global one serves).

@@ -126,6 +126,37 @@ TEST(LeaveOnePublicationOut, ServingFitFindsALatencyBoundMatVecRatePerSm) {
   EXPECT_LT(cv.cross_validated.at("serving").mape, 0.07);
 }
 
+// Serving rows of one engine whose bursts queue at its frontend: each row's first token waits for
+// the n requests before it to be taken in at 2 ms each, beside a GPU time 1.1x the model's; its
+// decode rows do not move with the frontend. The grid fit finds the intake time, and the scale.
+TEST(LeaveOnePublicationOut, ServingFitFindsAFrontendsTimeToTakeInARequest) {
+  ValidationReport rep;
+  for (int i = 0; i < 60; ++i) {
+    const bool queued = i % 2 == 0;
+    const double gpu_s = 0.5 + 0.1 * (i % 7), waiting = 100.0 + 50.0 * (i % 5);
+    auto time_at = [queued, gpu_s, waiting](const ServingKnobs& k) {
+      return k.time_scale * gpu_s + (queued ? waiting * k.frontend_request_s : 0);
+    };
+    ValidationRow r;
+    r.kind = "serving";
+    r.engine = "e";
+    r.publication = fmt::format("p{}", i % 6);
+    r.metric = queued ? "ttft_s" : "tpot_s";
+    r.serving_frontend = queued;
+    r.serving_at = time_at;
+    r.predicted = time_at({});
+    ServingKnobs truth;
+    truth.time_scale = 1.1;
+    truth.frontend_request_s = 2e-3;
+    r.published = time_at(truth);
+    rep.rows.push_back(r);
+  }
+  const CrossValidation cv = cross_validate(rep, 0.12);
+  EXPECT_NEAR(cv.fitted.serving_frontend_request_s_for("e") / 2e-3, 1.0, 0.01);
+  EXPECT_NEAR(cv.fitted.serving_time_scale_for("e"), 1.1, 0.02);
+  EXPECT_LT(cv.cross_validated.at("serving").mape, 0.02);
+}
+
 // Serving rows of one engine whose prompt GEMMs run at 0.7 of the GPU's curve and whose times are
 // 1.1x the model's besides: half are prefill (time to first token), half decode. The fit finds the
 // multiplier within its 5% step, and the time scale with it; rows of an engine that leaves its

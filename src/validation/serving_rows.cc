@@ -39,9 +39,17 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   if (!en) return en.error();
   s.engine = *en;
   s.engine.time_scale = 1;  // the sourced figures; the fit sets its own
+  // A benchmark that drives the engine from Python in its own process (vLLM's benchmark_throughput,
+  // LLM.generate) has no API server streaming its tokens.
+  auto client = f.optional_string("client");
+  if (!client) return client.error();
+  if (client->has_value() && **client != "server" && **client != "offline")
+    return make_error(f.field("client"), "must be server or offline");
+  if (client->value_or("server") == "offline") s.engine.frontend_seq_step_s = 0;
   s.engine.quantized_matvec_sm_Bps = 0;
   s.engine.prefill_matmul_scale = 1;
   s.engine.per_query_head_kv_share = 1;
+  s.engine.frontend_request_s = 0;
   auto tp = optional_int(f, "tp", 1), gpus = optional_int(f, "gpus", 1), pp = optional_int(f, "pp", 1);
   auto prompt = optional_int(f, "prompt", 1), output = optional_int(f, "output", 1), conc = optional_int(f, "concurrency", 1);
   for (auto* r : {&tp, &gpus, &pp, &prompt, &output, &conc})
@@ -298,6 +306,7 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
     if (scaled.engine.quantized_matvec_latency_bound) scaled.engine.quantized_matvec_sm_Bps = k.matvec_sm_Bps;
     if (scaled.engine.prefill_matmul_fitted) scaled.engine.prefill_matmul_scale = k.prefill_matmul_scale;
     if (scaled.engine.per_query_head_decode) scaled.engine.per_query_head_kv_share = k.per_query_head_kv_share;
+    scaled.engine.frontend_request_s = k.frontend_request_s;
     return load ? simulated(tf, scaled, m, gpu, eff, metric) : estimated(tf, scaled, m, gpu, eff, metric);
   };
   auto v = at(ServingKnobs{});
@@ -309,6 +318,7 @@ Result<ValidationRow> serving_row(const toml::table& t, const std::string& where
   row.serving_matvec_bound = s->engine.matvec_sm_bound_applies(gpu, s->w.precision);
   row.serving_prefill_fitted = s->engine.prefill_matmul_fitted;
   row.serving_per_query_head = s->engine.per_query_head_decode && !m.is_mla() && m.q_dim() > m.kv_dim();
+  row.serving_frontend = load && s->engine.frontend_seq_step_s > 0;
   row.serving_at = [at](const ServingKnobs& k) {
     auto r = at(k);
     return r ? *r : std::nan("");

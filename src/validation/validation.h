@@ -40,6 +40,7 @@ struct ServingKnobs {
   double matvec_sm_Bps = 0;
   double prefill_matmul_scale = 1;  // where the engine leaves its prompt GEMMs to the fit
   double per_query_head_kv_share = 1;  // where the row ran a per-query-head decode kernel
+  double frontend_request_s = 0;       // where the row's engine streams through a frontend under load
 };
 
 struct ValidationRow {
@@ -70,6 +71,7 @@ struct ValidationRow {
   bool serving_matvec_bound = false;
   bool serving_prefill_fitted = false;
   bool serving_per_query_head = false;  // a per-query-head decode kernel on a grouped-query model
+  bool serving_frontend = false;        // simulated under load through the engine's serving frontend
   // Serving rows: how the run loaded the engine, "burst" (every request at once), "request_rate"
   // (arrivals at a rate), "concurrency" (a closed loop of clients) or "batch" (one static batch or
   // request), so the error can be told apart by load.

@@ -127,7 +127,7 @@ TEST(PerformanceValidation, ServingRowsSpanEnginesGpusAndLoadsAndHoldTheirErrorP
   EXPECT_GT(report().unscored.size(), 0u);
   for (const char* e : {"vllm", "sglang", "tensorrt-llm", "llama.cpp", "transformers"})
     std::printf("%-13s MAPE %.1f%%\n", e, report().mape("serving", e) * 100);
-  // In sample today: all 24.3%, vLLM 26.8%, SGLang 31.8%, TensorRT-LLM 20.5%, llama.cpp 12.6%
+  // In sample today: all 24.2%, vLLM 26.7%, SGLang 31.8%, TensorRT-LLM 20.5%, llama.cpp 12.6%
   // (23.5% and vLLM 25.0% before session 27 added 32 vLLM rows of five publications gathered whole,
   // at request rates and client concurrencies on H100 PCIe, RTX 4090, L40S and H100 cards; 19.5% before session 25 added 165 rows of four GPUStack pages of Qwen3-14B and 32B on one H100
   // or A100, 80 of its two Qwen3-235B-A22B pages and 42 of its DeepSeek-R1 page on eight H200s; 22.1% before it gave vLLM's Marlin MXFP4 weights their logged size, let a preempted
@@ -143,8 +143,9 @@ TEST(PerformanceValidation, ServingRowsSpanEnginesGpusAndLoadsAndHoldTheirErrorP
   EXPECT_LE(report().mape("serving", "vllm"), 0.27);
   EXPECT_LE(report().mape("serving", "sglang"), 0.365);
   ASSERT_TRUE(table().cv.cross_validated.count("serving"));
-  // Leave one publication out: 25.6% today (24.6% before session 27's 32 rows).
-  EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.26);
+  // Leave one publication out: 24.7% today (24.6% before session 27's 32 rows, 25.6% with them
+  // before vLLM's API server paced its heavy loads).
+  EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.25);
 }
 
 // A row gpuplan would refuse on the command line, and a row whose published figure beats the GPU's
@@ -218,6 +219,30 @@ TEST(PerformanceValidation, AServingRowMayStateItsVersionsShareOfTheCard) {
   auto bad = run_validation(row("memory_fraction = 1.5\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().field.find("memory_fraction"), std::string::npos);
+}
+
+// A vLLM burst driven through its API server streams every token through the frontend; one driven
+// from Python in the engine's own process (`client = "offline"`, benchmark_throughput) does not.
+// A 355M model's 2,000 requests outrun the frontend, so the server's run is the slower.
+TEST(PerformanceValidation, AnOfflineClientSkipsTheServingFrontend) {
+  auto row = [](const std::string& extra) {
+    return "[[serving]]\nwhat = \"GPT-2 Medium burst\"\npublication = \"test\"\nengine = \"vllm\"\nmodel = \"gpt2-medium\"\n"
+           "gpu = \"h100-sxm\"\nprecision = \"bf16\"\nprompt = 128\noutput = 128\nnum_prompts = 2000\nrequest_rate = \"inf\"\n"
+           "metric = \"throughput_tokens_per_s\"\npublished = 10000\nsource = \"test\"\n" + extra;
+  };
+  auto server = run_validation(row(""), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  auto offline = run_validation(row("client = \"offline\"\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_TRUE(server && offline) << (server ? offline.error().to_string() : server.error().to_string());
+  ASSERT_EQ(server->rows.size(), 1u);
+  ASSERT_EQ(offline->rows.size(), 1u);
+  EXPECT_TRUE(server->rows[0].serving_frontend);
+  EXPECT_FALSE(offline->rows[0].serving_frontend);
+  EXPECT_LT(server->rows[0].predicted, 0.9 * offline->rows[0].predicted);
+  // PR #12287's 66.9 us a sequence a step: no more than ~15,000 tokens a second through the server.
+  EXPECT_LT(server->rows[0].predicted, 1 / 66.9e-6);
+  auto bad = run_validation(row("client = \"browser\"\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().field.find("client"), std::string::npos);
 }
 
 // A row from a llama.cpp build before its grouped expert kernels says so: its MoE decode loops over
