@@ -30,6 +30,20 @@ ServingResult run(const ServingSetup& s, const Load& l) {
   return r ? *r : ServingResult{};
 }
 
+// `n` requests of fixed lengths, all at once.
+Load burst(int64_t n, int64_t prompt, int64_t output) {
+  Load l;
+  l.requests.assign(static_cast<size_t>(n), SimRequest{0, prompt, output});
+  return l;
+}
+
+// The engine's setup with a serving frontend of the given pace (0, 0: none).
+ServingSetup with_frontend(ServingSetup s, double seq_step_s, double request_s) {
+  s.frontend_seq_step_s = seq_step_s;
+  s.frontend_request_s = request_s;
+  return s;
+}
+
 Load open_loop(int64_t n, double rps, int64_t prompt = 1024, int64_t output = 256, uint64_t seed = 1) {
   Load l;
   l.requests = poisson_arrivals(n, rps, prompt, output, seed);
@@ -83,14 +97,8 @@ TEST(ServingSimulator, ARateBeyondCapacityQueuesAndGoodputFalls) {
 // at the GPU's pace.
 TEST(ServingSimulator, AFrontendStreamingEachTokenCapsTheTokensASecond) {
   const Fixture f;
-  ServingSetup fast = f.setup();
-  fast.frontend_seq_step_s = 0;
-  fast.frontend_request_s = 0;
-  ServingSetup paced = fast;
-  paced.frontend_seq_step_s = 100e-6;
-  Load burst;
-  burst.requests.assign(500, SimRequest{0, 128, 128});
-  const ServingResult gpu = run(fast, burst), client = run(paced, burst);
+  const Load load = burst(500, 128, 128);
+  const ServingResult gpu = run(with_frontend(f.setup(), 0, 0), load), client = run(with_frontend(f.setup(), 100e-6, 0), load);
   EXPECT_GT(gpu.throughput_tokens_per_s, 11000);
   EXPECT_LE(client.throughput_tokens_per_s, 10000 * 1.001);
   EXPECT_LT(client.throughput_tokens_per_s, 0.9 * gpu.throughput_tokens_per_s);
@@ -100,14 +108,8 @@ TEST(ServingSimulator, AFrontendStreamingEachTokenCapsTheTokensASecond) {
 // the last of 400 waits at least the two seconds the frontend needs, and fewer run at once.
 TEST(ServingSimulator, AFrontendTakingInRequestsOneByOneQueuesABurstBeforeTheEngine) {
   const Fixture f;
-  ServingSetup open = f.setup();
-  open.frontend_seq_step_s = 0;
-  open.frontend_request_s = 0;
-  ServingSetup gated = open;
-  gated.frontend_request_s = 5e-3;
-  Load burst;
-  burst.requests.assign(400, SimRequest{0, 128, 32});
-  const ServingResult a = run(open, burst), b = run(gated, burst);
+  const Load load = burst(400, 128, 32);
+  const ServingResult a = run(with_frontend(f.setup(), 0, 0), load), b = run(with_frontend(f.setup(), 0, 5e-3), load);
   EXPECT_GT(b.ttft_s.p99, 400 * 5e-3 * 0.95);
   EXPECT_GT(b.ttft_s.p99, a.ttft_s.p99);
   EXPECT_LT(b.mean_batch, a.mean_batch);
