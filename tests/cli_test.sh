@@ -245,6 +245,7 @@ json_has engines_scalar_f16 "[e['scalar_f16_matvec_hbm_slowdown'] for e in d if 
 json_has engines_eager_scores "[e['eager_attention_bytes_per_score'] for e in d if e['id'] == 'llama.cpp'] == [20]" -- engines --json
 json_has engines_dequantize_rows "[e['dequantize_min_rows'] for e in d if e['id'] == 'transformers'] == [2] and all(e['dequantize_min_rows'] == 0 for e in d if e['id'] != 'transformers')" -- engines --json
 json_has infer_decode_dequantize "d['decode_dequantize_s'] > 0" -- infer --model llama-2-13b --gpu a100-80gb-sxm --engine transformers --precision nf4 --prompt 512 --output 512 --concurrency 16 --json
+json_has engines_sglang_scheduler "[(e['prefill_first'], e['seqs_per_context_of_kv'], e['max_num_seqs_floor'], e['max_num_seqs']) for e in d if e['id'] == 'sglang'] == [(True, 512, 2048, 4096)] and not any(e['prefill_first'] for e in d if e['id'] != 'sglang')" -- engines --json
 json_has engines_frontend "[e['frontend_seq_step_s'] for e in d if e['id'] == 'vllm'] == [6.69e-05] and all(e['frontend_seq_step_s'] == 0 and e['frontend_request_s'] == 0 for e in d if e['id'] != 'vllm')" -- engines --json
 json_has infer_frontend_named "d['frontend_seq_step_s'] == 6.69e-05 and d['frontend_request_s'] > 0" -- infer --model llama-3.1-8b --gpu h100-sxm --engine vllm --rps 5 --requests 50 --json
 json_has engines_mla_decode "[e['mla_decode_overhead_s'] for e in d if e['id'] == 'vllm'] == [1.844e-05] and all(e['mla_decode_overhead_s'] == 0 for e in d if e['id'] != 'vllm')" -- engines --json

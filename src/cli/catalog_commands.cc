@@ -202,6 +202,8 @@ int run_engines(bool json) {
                      {"attention_relative", e.attention_relative},
                      {"step_overhead_s", e.step_overhead_s}, {"request_overhead_s", e.request_overhead_s},
                      {"frontend_seq_step_s", e.frontend_seq_step_s}, {"frontend_request_s", e.frontend_request_s},
+                     {"prefill_first", e.prefill_first},
+                     {"seqs_per_context_of_kv", e.seqs_per_context_of_kv}, {"max_num_seqs_floor", e.max_num_seqs_floor},
                      {"cuda_graphs", e.cuda_graphs}, {"graph_kernel_overhead_s", e.graph_kernel_overhead_s},
                      {"continuous_batching", e.continuous_batching}, {"chunked_prefill", e.chunked_prefill},
                      {"max_batched_tokens", e.max_batched_tokens}, {"max_num_seqs", e.max_num_seqs},

@@ -405,7 +405,7 @@ int run_infer(Context& ctx, InferFlags f) {
     auto load = traced ? Result<Load>(std::move(*traced)) : build_load(f.load, f.prompt, f.output);
     if (!load) return fail(load.error());
     load->ramp_s = e.e2e_latency_s;  // users start over one request's service time
-    ServingSetup setup = setup_for(*engine, gpu, step_cost(m, w, gpu, eff, *cluster, *engine), im.kv_capacity_tokens);
+    ServingSetup setup = setup_for(*engine, gpu, step_cost(m, w, gpu, eff, *cluster, *engine), im.kv_capacity_tokens, m.max_position);
     setup.prefix_hit_rate = engine->prefix_caching ? f.load.prefix_hit_rate : 0;
     setup.spec_tokens = f.load.spec_tokens;
     setup.scheduler_steps = f.load.scheduler_steps;

@@ -73,6 +73,14 @@ struct Engine {
   // under load a step lasts at least this times the sequences it emits for, where the frontend
   // runs beside the engine and cannot keep up (0: none measured).
   double frontend_seq_step_s = 0;
+  // The scheduler runs a prefill batch whenever it can form one and decodes only between them
+  // (SGLang's get_next_batch_to_run), where others mix both into every step.
+  bool prefill_first = false;
+  // Where > 0, the sequence limit is sized from the KV cache: this many sequences per model context
+  // of cached tokens, at least max_num_seqs_floor and at most max_num_seqs, and at most half the
+  // cached tokens (SGLang's max_running_requests when not given).
+  double seqs_per_context_of_kv = 0;
+  int64_t max_num_seqs_floor = 0;
   // Where it has one (frontend_seq_step_s > 0): the frontend's time to take in one request (parse,
   // tokenise, hand over), fitted (FittedParameters); 0: requests reach the scheduler on arrival.
   double frontend_request_s = 0;

@@ -77,7 +77,7 @@ ServingOption plan_replica(const ModelSpec& m, const Workload& base, int64_t tp,
   o.tpot_s = one.tpot_s;
   o.why_not = single_request_check(one, mem, t, tp, gpu);
   if (!o.ok()) return o;
-  const ServingSetup setup = setup_for(engine, gpu, step_cost(m, w, gpu, eff, cluster, engine), mem.kv_capacity_tokens);
+  const ServingSetup setup = setup_for(engine, gpu, step_cost(m, w, gpu, eff, cluster, engine), mem.kv_capacity_tokens, m.max_position);
   // Start the search where a static batch of 64 (or what the cache holds) would sit.
   const int64_t c = std::clamp<int64_t>(mem.kv_capacity_tokens / (t.prompt_tokens + t.output_tokens), 1, 64);
   const InferenceEstimate batch = estimate_inference(m, w, {t.prompt_tokens, t.output_tokens, c}, gpu, eff, cluster, engine);

@@ -67,6 +67,7 @@ class Simulation {
 
  private:
   void release_arrivals();
+  bool can_admit_next() const;
   void take_in(size_t id);
   void through_frontend();
   void admit_next_of_user(double at);
@@ -233,9 +234,23 @@ void Simulation::finish(const Live& r) {
   if (load_.users > 0) admit_next_of_user(now_ + rng_.exponential(load_.think_time_s));
 }
 
+// Whether the head of the queue could be admitted now: a sequence slot and the KV blocks its first
+// chunk (or, reserving outputs, its whole request) needs.
+bool Simulation::can_admit_next() const {
+  if (waiting_.empty() || static_cast<int64_t>(running_.size()) >= s_.max_num_seqs) return false;
+  const Live& r = waiting_.front();
+  const int64_t cached = cached_if_admitted(r), left = r.prefill_left - (cached - r.cached);
+  const int64_t want = s_.chunked_prefill ? std::min(left, s_.max_batched_tokens) : left;
+  const SimRequest& q = load_.requests[r.id];
+  const int64_t need = blocks_for(s_.reserve_output_kv ? q.prompt_tokens + q.output_tokens : cached + want, s_.kv_block_tokens);
+  return used_blocks_ + need <= capacity_blocks_;
+}
+
 // One iteration of a continuous-batching scheduler under a token budget: running requests first
 // (one decode token each, or their next prefill chunk), then waiting ones while the budget, the
-// sequence limit and the KV cache allow; no admissions in a step that had to preempt.
+// sequence limit and the KV cache allow; no admissions in a step that had to preempt. A
+// prefill-first scheduler (SGLang's) instead runs prompts alone while any can run, and decodes in
+// the steps between.
 Status Simulation::continuous_step() {
   int64_t budget = s_.max_batched_tokens;
   const int64_t per_seq = 1 + std::max<int64_t>(0, s_.spec_tokens);
@@ -243,32 +258,49 @@ Status Simulation::continuous_step() {
   auto& chunks = chunks_;
   chunks.clear();
   bool preempted = false;
-  for (size_t i = 0; i < running_.size(); ++i) {
-    Live& r = running_[i];
-    const int64_t want = r.decoding ? per_seq : std::min(r.prefill_left, budget);
-    if (budget < (r.decoding ? per_seq : 1) || (!r.decoding && !s_.chunked_prefill && want < r.prefill_left)) break;
-    bool self = false;
-    const int64_t before = preemptions_;
-    if (!ensure_blocks(i, r.cached + want, self)) {
-      preempted = true;
-      break;
-    }
-    preempted = preempted || preemptions_ != before;
-    Live& rr = running_[i];
-    budget -= want;
-    if (rr.decoding) {
-      decode_seqs += 1;
-      context += static_cast<double>(rr.cached);
-      chunks.emplace_back(i, 0);
-    } else {
-      prefill += static_cast<double>(want);
-      pairs += static_cast<double>(want) * (static_cast<double>(rr.cached) + static_cast<double>(want) / 2);
-      chunks.emplace_back(i, want);
-    }
-  }
   const bool may_admit = steps_until_admit_ <= 0 || running_.empty();
+  bool prefill_turn = false;
+  if (s_.prefill_first) {
+    prefill_turn = may_admit && can_admit_next();
+    for (const Live& r : running_) prefill_turn = prefill_turn || !r.decoding;
+  }
+  // The running requests' part of the step: all of them, or under prefill-first only the decoding
+  // ones or only the prefilling ones.
+  auto schedule_running = [&]() {
+    for (size_t i = 0; i < running_.size(); ++i) {
+      Live& r = running_[i];
+      if (s_.prefill_first && r.decoding == prefill_turn) continue;
+      const int64_t want = r.decoding ? per_seq : std::min(r.prefill_left, budget);
+      if (budget < (r.decoding ? per_seq : 1) || (!r.decoding && !s_.chunked_prefill && want < r.prefill_left)) break;
+      bool self = false;
+      const int64_t before = preemptions_;
+      if (!ensure_blocks(i, r.cached + want, self)) {
+        preempted = true;
+        break;
+      }
+      preempted = preempted || preemptions_ != before;
+      Live& rr = running_[i];
+      budget -= want;
+      if (rr.decoding) {
+        decode_seqs += 1;
+        context += static_cast<double>(rr.cached);
+        chunks.emplace_back(i, 0);
+      } else {
+        prefill += static_cast<double>(want);
+        pairs += static_cast<double>(want) * (static_cast<double>(rr.cached) + static_cast<double>(want) / 2);
+        chunks.emplace_back(i, want);
+      }
+    }
+  };
+  schedule_running();
+  if (prefill_turn && chunks.empty() && preempted) {
+    // A prompt's next chunk found no room: the step decodes instead.
+    prefill_turn = false;
+    budget = s_.max_batched_tokens;
+    schedule_running();
+  }
   if (may_admit) steps_until_admit_ = s_.scheduler_steps;
-  if (used_blocks_ < capacity_blocks_ && !preempted && may_admit) {
+  if (used_blocks_ < capacity_blocks_ && !preempted && may_admit && (!s_.prefill_first || prefill_turn)) {
     while (!waiting_.empty() && static_cast<int64_t>(running_.size()) < s_.max_num_seqs && budget > 0) {
       Live r = waiting_.front();
       const int64_t cached = cached_if_admitted(r), left = r.prefill_left - (cached - r.cached);
@@ -468,7 +500,8 @@ ServingResult Simulation::summarise() const {
 
 }  // namespace
 
-ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cost, int64_t kv_capacity_tokens) {
+ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cost, int64_t kv_capacity_tokens,
+                       int64_t context_tokens) {
   ServingSetup s;
   s.cost = cost;
   s.kv_capacity_tokens = kv_capacity_tokens;
@@ -481,11 +514,20 @@ ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cos
   const int64_t chunk = engine.prefill_chunk_tokens(gpu);
   const int64_t budget = chunk > 0 ? std::min(limits.max_batched_tokens, chunk) : limits.max_batched_tokens;
   s.max_batched_tokens = budget * per_gpu;
-  s.max_num_seqs = limits.max_num_seqs * per_gpu;
+  int64_t seqs = limits.max_num_seqs;
+  if (engine.seqs_per_context_of_kv > 0 && context_tokens > 0) {
+    // The cache's tokens per GPU, in model contexts, times the engine's sequences per context.
+    const double per_rank = static_cast<double>(kv_capacity_tokens) / static_cast<double>(per_gpu);
+    const auto sized = static_cast<int64_t>(per_rank / static_cast<double>(context_tokens) * engine.seqs_per_context_of_kv);
+    seqs = std::min({std::clamp(sized, std::min(engine.max_num_seqs_floor, seqs), seqs), static_cast<int64_t>(per_rank / 2)});
+    seqs = std::max<int64_t>(1, seqs);
+  }
+  s.max_num_seqs = seqs * per_gpu;
   s.chunked_prefill = engine.chunked_prefill;
   s.continuous_batching = engine.continuous_batching;
   s.reserve_output_kv = engine.reserve_output_kv;
   s.frontend_seq_step_s = engine.frontend_seq_step_s;
+  s.prefill_first = engine.prefill_first;
   s.frontend_request_s = engine.frontend_seq_step_s > 0 ? engine.frontend_request_s : 0;
   s.retain_preempted_kv = engine.prefix_caching;
   return s;

@@ -39,6 +39,8 @@ struct ServingSetup {
   int64_t max_batched_tokens = 8192, max_num_seqs = 256;
   bool chunked_prefill = true, continuous_batching = true;
   bool reserve_output_kv = false;  // admit only with the whole request's KV reserved (Engine::reserve_output_kv)
+  // Prompts run in steps of their own, ahead of decoding, while any can (Engine::prefill_first).
+  bool prefill_first = false;
   // A step lasts at least this times the sequences it emits a token for: the serving frontend's
   // output processing beside the engine (Engine::frontend_seq_step_s).
   double frontend_seq_step_s = 0;
@@ -72,7 +74,10 @@ struct ServingResult {
 };
 
 // The engine's scheduling rules and KV budget as a setup (the caller adds the cost and workload knobs).
-ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cost, int64_t kv_capacity_tokens);
+// `context_tokens` is the model's context length, for an engine that sizes its sequence limit from
+// the cache by it (0: the engine's fixed limit).
+ServingSetup setup_for(const Engine& engine, const Gpu& gpu, const StepCost& cost, int64_t kv_capacity_tokens,
+                       int64_t context_tokens = 0);
 
 // Fails (naming `field`) when a request can never fit the KV cache.
 Result<ServingResult> simulate_serving(const ServingSetup& s, const Load& load);

@@ -129,6 +129,37 @@ TEST(ServingSimulator, OnlyAnEngineWithAMeasuredFrontendIsPacedByIt) {
   EXPECT_EQ(t.frontend_request_s, 0);
 }
 
+// SGLang sizes its sequence limit from the cache: 512 sequences a model context of cached tokens,
+// within 2,048 to 4,096 and at most half the tokens; without a context the fixed limit stands, and
+// vLLM keeps its own.
+TEST(ServingSimulator, SglangSizesItsSequenceLimitFromTheCache) {
+  const Fixture f;
+  const Engine sgl = *EngineCatalog::builtin().find("sglang");
+  EXPECT_EQ(setup_for(sgl, f.gpu, StepCost{}, 1000000, 131072).max_num_seqs, 3906);  // 1e6 / 131072 x 512
+  EXPECT_EQ(setup_for(sgl, f.gpu, StepCost{}, 200000, 131072).max_num_seqs, 2048);   // the floor
+  EXPECT_EQ(setup_for(sgl, f.gpu, StepCost{}, 4000000, 8192).max_num_seqs, 4096);   // the cap
+  EXPECT_EQ(setup_for(sgl, f.gpu, StepCost{}, 3000, 8192).max_num_seqs, 1500);       // half the tokens
+  EXPECT_EQ(setup_for(sgl, f.gpu, StepCost{}, 1000000).max_num_seqs, 4096);
+  EXPECT_EQ(setup_for(f.engine, f.gpu, StepCost{}, 1000000, 131072).max_num_seqs, f.engine.limits_on(f.gpu).max_num_seqs);
+}
+
+// A prefill-first scheduler (SGLang's) runs arriving prompts ahead of the running requests' decodes:
+// under a rate beyond capacity the first tokens come sooner and the decodes pay for it.
+TEST(ServingSimulator, PrefillFirstGivesFirstTokensSoonerAndDecodesLater) {
+  const Fixture f;
+  ServingSetup mixed = with_frontend(f.setup(), 0, 0);
+  mixed.prefill_first = false;
+  ServingSetup first = mixed;
+  first.prefill_first = true;
+  const Load load = open_loop(400, 40, 512, 256);
+  const ServingResult a = run(mixed, load), b = run(first, load);
+  EXPECT_LT(b.ttft_s.p50, a.ttft_s.p50);
+  EXPECT_GT(b.tpot_s.p50, a.tpot_s.p50);
+  EXPECT_EQ(b.completed, 400);
+  EXPECT_TRUE(EngineCatalog::builtin().find("sglang")->prefill_first);
+  EXPECT_FALSE(f.engine.prefill_first);
+}
+
 TEST(ServingSimulator, AFullKvCachePreemptsAndStillFinishesEveryRequest) {
   const Fixture f;
   ServingSetup s = f.setup();

@@ -325,9 +325,10 @@ TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   EXPECT_GE(t.rows, 150);
   EXPECT_GE(t.publications, 15);
   EXPECT_GE(m.publications, 10);
-  // 13.2% today: 58 rows of four publications gathered in session 22 (Qwen's short-sequence runs
-  // and BigScience's V100 runs among them) raised it from 11.5%.
-  EXPECT_LE(t.mape, 0.135);
+  // 13.5% today: 58 rows of four publications gathered in session 22 (Qwen's short-sequence runs
+  // and BigScience's V100 runs among them) raised it from 11.5%, and session 27's Megatron-DeepSpeed
+  // rows (BigScience's tr1-13B on V100s, AuroraGPT-7B on Polaris) from 13.2%.
+  EXPECT_LE(t.mape, 0.14);
   // 8.6% today, over 20 more rows from two publications gathered in session 23.
   EXPECT_LE(m.mape, 0.09);
   // The Hugging Face stack meets the per-stack target since eager hosts set a floor (14.0% today).

@@ -157,7 +157,7 @@ Result<double> simulated(const TomlFields& f, const RowSetup& s, const ModelSpec
                          const std::string& metric) {
   const Cluster cluster = default_cluster(gpu);
   const InferenceMemory mem = inference_memory(m, s.w, s.req, gpu, eff, s.engine);
-  ServingSetup setup = setup_for(s.engine, gpu, step_cost(m, s.w, gpu, eff, cluster, s.engine), mem.kv_capacity_tokens);
+  ServingSetup setup = setup_for(s.engine, gpu, step_cost(m, s.w, gpu, eff, cluster, s.engine), mem.kv_capacity_tokens, m.max_position);
   auto n = optional_int(f, "num_prompts", 0);
   if (!n) return n.error();
   Load load;

@@ -127,9 +127,11 @@ TEST(PerformanceValidation, ServingRowsSpanEnginesGpusAndLoadsAndHoldTheirErrorP
   EXPECT_GT(report().unscored.size(), 0u);
   for (const char* e : {"vllm", "sglang", "tensorrt-llm", "llama.cpp", "transformers"})
     std::printf("%-13s MAPE %.1f%%\n", e, report().mape("serving", e) * 100);
-  // In sample today: all 24.2%, vLLM 26.7%, SGLang 31.8%, TensorRT-LLM 20.5%, llama.cpp 12.6%
-  // (23.5% and vLLM 25.0% before session 27 added 32 vLLM rows of five publications gathered whole,
-  // at request rates and client concurrencies on H100 PCIe, RTX 4090, L40S and H100 cards; 19.5% before session 25 added 165 rows of four GPUStack pages of Qwen3-14B and 32B on one H100
+  // In sample today: all 24.0%, vLLM 26.7%, SGLang 27.9%, TensorRT-LLM 20.5%, llama.cpp 12.6%
+  // (23.5%, vLLM 25.0% and SGLang 31.8% before session 27 added 32 vLLM rows of five publications
+  // gathered whole, at request rates and client concurrencies on H100 PCIe, RTX 4090, L40S and H100
+  // cards, and 41 SGLang rows of DataCrunch's H200 runs, then paced vLLM by its API server and
+  // scheduled SGLang prefill-first with its cache-sized sequence limit; 19.5% before session 25 added 165 rows of four GPUStack pages of Qwen3-14B and 32B on one H100
   // or A100, 80 of its two Qwen3-235B-A22B pages and 42 of its DeepSeek-R1 page on eight H200s; 22.1% before it gave vLLM's Marlin MXFP4 weights their logged size, let a preempted
   // request keep what the prefix cache still holds and refused the six TensorRT-LLM rows that ran
   // gpt-oss on Hopper on its CUTLASS MoE backend; 18.1% before 131 rows of three GPUStack performance-lab pages, gpt-oss under vLLM,
@@ -141,10 +143,10 @@ TEST(PerformanceValidation, ServingRowsSpanEnginesGpusAndLoadsAndHoldTheirErrorP
   EXPECT_LE(report().mape("serving", "llama.cpp"), 0.13);
   EXPECT_LE(report().mape("serving", "tensorrt-llm"), 0.21);
   EXPECT_LE(report().mape("serving", "vllm"), 0.27);
-  EXPECT_LE(report().mape("serving", "sglang"), 0.365);
+  EXPECT_LE(report().mape("serving", "sglang"), 0.29);
   ASSERT_TRUE(table().cv.cross_validated.count("serving"));
-  // Leave one publication out: 24.7% today (24.6% before session 27's 32 rows, 25.6% with them
-  // before vLLM's API server paced its heavy loads).
+  // Leave one publication out: 24.7% today over 805 rows (24.6% over 732 before session 27's rows;
+  // 25.6% with its first 32 before vLLM's API server paced heavy loads).
   EXPECT_LE(table().cv.cross_validated.at("serving").mape, 0.25);
 }
 
