@@ -484,6 +484,7 @@ int run_infer(Context& ctx, InferFlags f) {
       j["goodput_rps"] = sim->goodput_rps;
       j["load"] = {{"requests", sim->completed}, {"requests_per_s", sim->requests_per_s}, {"span_s", sim->span_s},
                    {"mean_batch", sim->mean_batch}, {"steps", sim->steps}, {"preemptions", sim->preemptions},
+                   {"frontend_busy_share", sim->frontend_busy_share},
                    {"ttft_target_s", f.load.ttft_target_s}, {"tpot_target_s", f.load.tpot_target_s},
                    {"seed", f.load.seed}};
     }
@@ -556,6 +557,10 @@ int run_infer(Context& ctx, InferFlags f) {
                  "under heavy load it, not the GPU, sets the pace (a client at about {:.0f} tokens/s at most).\n",
                  engine->id, format_seconds(engine->frontend_seq_step_s), format_seconds(engine->frontend_request_s),
                  1 / engine->frontend_seq_step_s);
+    if (sim->frontend_busy_share >= 0.9)
+      fmt::print("The API server was busy {:.0f}% of the run: it, not the GPU, sets the pace; more API-server processes\n"
+                 "(vLLM --api-server-count) or more replicas would serve this load faster than a faster GPU.\n",
+                 100 * sim->frontend_busy_share);
     TextTable t({"latency", "p50", "p90", "p99"});
     t.align_right({1, 2, 3});
     for (auto [name, p] : {std::pair{"time to first token", &sim->ttft_s}, std::pair{"time per output token", &sim->tpot_s},

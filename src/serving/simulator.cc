@@ -94,6 +94,7 @@ class Simulation {
   std::vector<int64_t> retained_of_, preempted_;              // by request id
   double now_ = 0, batch_sum_ = 0;
   int64_t steps_ = 0, preemptions_ = 0;
+  double frontend_busy_s_ = 0;
   int64_t steps_until_admit_ = 0;  // multi-step scheduling: steps left before the next admission
   size_t next_request_ = 0;  // closed loop: the next request a user sends
   std::priority_queue<std::pair<double, size_t>, std::vector<std::pair<double, size_t>>, std::greater<>> arrivals_;
@@ -140,6 +141,7 @@ void Simulation::through_frontend() {
     take_in(frontend_q_.front());
     frontend_q_.pop_front();
     frontend_credit_s_ -= s_.frontend_request_s;
+    frontend_busy_s_ += s_.frontend_request_s;
   }
   if (frontend_q_.empty()) frontend_credit_s_ = 0;
 }
@@ -337,6 +339,7 @@ Status Simulation::continuous_step() {
     for (auto [i, tokens] : chunks) emitting += tokens == 0 || tokens >= running_[i].prefill_left ? 1 : 0;
     const double streaming = s_.frontend_seq_step_s * emitting;
     frontend_credit_s_ += std::max(0.0, step - streaming);
+    frontend_busy_s_ += streaming;
     step = std::max(step, streaming);
   } else {
     frontend_credit_s_ += step;
@@ -492,6 +495,7 @@ ServingResult Simulation::summarise() const {
   if (r.span_s > 0) {
     r.throughput_tokens_per_s = tokens / r.span_s;
     r.requests_per_s = static_cast<double>(r.completed) / r.span_s;
+    r.frontend_busy_share = std::min(1.0, frontend_busy_s_ / r.span_s);
     r.goodput_rps = static_cast<double>(good) / r.span_s;
   }
   r.mean_batch = steps_ ? batch_sum_ / static_cast<double>(steps_) : 0;

@@ -71,6 +71,9 @@ struct ServingResult {
   double requests_per_s = 0, goodput_rps = 0;  // goodput: requests meeting both latency targets
   double span_s = 0, mean_batch = 0;
   int64_t completed = 0, steps = 0, preemptions = 0;
+  // Share of the span the serving frontend was busy streaming tokens and taking in requests
+  // (Engine::frontend_seq_step_s, frontend_request_s); near 1 it, not the GPU, sets the pace.
+  double frontend_busy_share = 0;
 };
 
 // The engine's scheduling rules and KV budget as a setup (the caller adds the cost and workload knobs).

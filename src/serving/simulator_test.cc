@@ -93,8 +93,8 @@ TEST(ServingSimulator, ARateBeyondCapacityQueuesAndGoodputFalls) {
 }
 
 // A frontend that streams each token in 100 us paces a step of 500 sequences at 50 ms however
-// fast the GPU: the client sees no more than 10,000 tokens a second. Without it the same burst runs
-// at the GPU's pace.
+// fast the GPU: the client sees no more than 10,000 tokens a second, and the frontend is the one
+// kept busy. Without it the same burst runs at the GPU's pace.
 TEST(ServingSimulator, AFrontendStreamingEachTokenCapsTheTokensASecond) {
   const Fixture f;
   const Load load = burst(500, 128, 128);
@@ -102,6 +102,10 @@ TEST(ServingSimulator, AFrontendStreamingEachTokenCapsTheTokensASecond) {
   EXPECT_GT(gpu.throughput_tokens_per_s, 11000);
   EXPECT_LE(client.throughput_tokens_per_s, 10000 * 1.001);
   EXPECT_LT(client.throughput_tokens_per_s, 0.9 * gpu.throughput_tokens_per_s);
+  // The frontend is busy most of the run (the prompts' steps are the GPU's) in the one, never in
+  // the other.
+  EXPECT_GT(client.frontend_busy_share, 0.6);
+  EXPECT_EQ(gpu.frontend_busy_share, 0);
 }
 
 // A frontend that takes 5 ms to take in a request lets a burst into the engine at 200 a second:
