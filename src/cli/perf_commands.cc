@@ -338,7 +338,6 @@ Status check_workload_knobs(const LoadFlags& l) {
     return make_error("--acceptance-rate", "is required with --spec-tokens, between 0 and 1");
   if (l.spec_tokens == 0 && l.acceptance_rate != -1) return make_error("--acceptance-rate", "needs --spec-tokens");
   if (l.scheduler_steps < 1 || l.scheduler_steps > 1024) return make_error("--scheduler-steps", "must be between 1 and 1024");
-  if (l.client != "server" && l.client != "offline") return make_error("--client", "must be server or offline");
   if (!(l.ttft_target_s > 0 && l.ttft_target_s <= 3600)) return make_error("--ttft-target", "must be between 0 and 3600 seconds");
   if (!(l.tpot_target_s > 0 && l.tpot_target_s <= 60)) return make_error("--tpot-target", "must be between 0 and 60 seconds");
   return std::nullopt;
@@ -384,6 +383,7 @@ int run_infer(Context& ctx, InferFlags f) {
   if (f.attention_dp)
     if (auto s = engine->use_attention_dp(w, m, "--attention-dp")) return fail(*s);
   if (auto s = check_workload_knobs(f.load)) return fail(*s);
+  if (auto s = engine->use_client(f.load.client, "--client")) return fail(*s);
   if (std::string why = engine->unsupported(gpu, w.precision); !why.empty()) return fail(make_error("--engine", why));
   if (!f.emit.empty() && f.emit != "k8s") return fail(make_error("--emit", "must be k8s, not '" + f.emit + "'"));
   if (f.emit.empty() && f.average_rps != 0) return fail(make_error("--average-rps", "needs --emit k8s"));
@@ -409,7 +409,6 @@ int run_infer(Context& ctx, InferFlags f) {
     setup.prefix_hit_rate = engine->prefix_caching ? f.load.prefix_hit_rate : 0;
     setup.spec_tokens = f.load.spec_tokens;
     setup.scheduler_steps = f.load.scheduler_steps;
-    if (f.load.client == "offline") setup.frontend_seq_step_s = setup.frontend_request_s = 0;
     setup.acceptance_rate = std::max(0.0, f.load.acceptance_rate);
     setup.ttft_target_s = f.load.ttft_target_s;
     setup.tpot_target_s = f.load.tpot_target_s;
@@ -452,8 +451,8 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"quantized_matvec_bytes_per_s", matvec_bound ? nlohmann::json(matvec_Bps) : nlohmann::json(nullptr)},
                         {"engine_prefill_matmul_scale", engine->prefill_matmul_scale},
                         {"client", f.load.client},
-                        {"frontend_seq_step_s", f.load.client == "offline" ? 0.0 : engine->frontend_seq_step_s},
-                        {"frontend_request_s", f.load.client == "offline" ? 0.0 : engine->frontend_request_s},
+                        {"frontend_seq_step_s", engine->frontend_seq_step_s},
+                        {"frontend_request_s", engine->frontend_request_s},
                         {"ttft_s", e.ttft_s},
                         {"tpot_s", e.tpot_s},
                         {"e2e_latency_s", e.e2e_latency_s},
@@ -552,7 +551,7 @@ int run_infer(Context& ctx, InferFlags f) {
   if (sim) {
     fmt::print("\nUnder load: {} requests over {} ({:.2f} requests/s), mean batch {:.1f}, {} preemptions\n", sim->completed,
                format_seconds(sim->span_s), sim->requests_per_s, sim->mean_batch, sim->preemptions);
-    if (engine->frontend_seq_step_s > 0 && f.load.client != "offline")
+    if (engine->frontend_seq_step_s > 0)
       fmt::print("Assumed: {}'s API server streams each sequence's token in {} a step and takes in a request in {} (fitted);\n"
                  "under heavy load it, not the GPU, sets the pace (a client at about {:.0f} tokens/s at most).\n",
                  engine->id, format_seconds(engine->frontend_seq_step_s), format_seconds(engine->frontend_request_s),

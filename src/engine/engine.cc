@@ -79,6 +79,12 @@ Status Engine::use_attention_dp(Workload& w, const ModelSpec& m, const std::stri
   return std::nullopt;
 }
 
+Status Engine::use_client(const std::string& client, const std::string& field) {
+  if (client != "server" && client != "offline") return make_error(field, "must be server or offline");
+  if (client == "offline") frontend_seq_step_s = frontend_request_s = 0;
+  return std::nullopt;
+}
+
 Engine Engine::with_expert_loop() const {
   Engine e = *this;
   e.moe_cuda_graphs = false;

@@ -73,6 +73,9 @@ struct Engine {
   // under load a step lasts at least this times the sequences it emits for, where the frontend
   // runs beside the engine and cannot keep up (0: none measured).
   double frontend_seq_step_s = 0;
+  // Where it has one (frontend_seq_step_s > 0): the frontend's time to take in one request (parse,
+  // tokenise, hand over), fitted (FittedParameters); 0: requests reach the scheduler on arrival.
+  double frontend_request_s = 0;
   // The scheduler runs a prefill batch whenever it can form one and decodes only between them
   // (SGLang's get_next_batch_to_run), where others mix both into every step.
   bool prefill_first = false;
@@ -81,9 +84,6 @@ struct Engine {
   // cached tokens (SGLang's max_running_requests when not given).
   double seqs_per_context_of_kv = 0;
   int64_t max_num_seqs_floor = 0;
-  // Where it has one (frontend_seq_step_s > 0): the frontend's time to take in one request (parse,
-  // tokenise, hand over), fitted (FittedParameters); 0: requests reach the scheduler on arrival.
-  double frontend_request_s = 0;
   bool cuda_graphs = false;       // decode replays captured graphs: launches cost graph_kernel_overhead_s
   bool moe_cuda_graphs = true;    // false: mixture-of-experts models decode without them
   // What one fused-MoE call costs beyond its weights, FLOPs and launches (a measured kernel floor
@@ -164,6 +164,10 @@ struct Engine {
   std::string attention_dp_refusal(const ModelSpec& m) const;
   // Lays `w` out attention data-parallel as this engine runs it (experts over ep = tp unless given);
   // fails, naming `field`, where the engine offers no such layout or `m` cannot take it.
+  // The engine as a client of kind `client` meets it: "server" through its API server, as recorded;
+  // "offline" driven from Python in its own process (vLLM's benchmark_throughput, LLM.generate),
+  // with no frontend between them. Anything else is an error naming `field`.
+  Status use_client(const std::string& client, const std::string& field);
   Status use_attention_dp(Workload& w, const ModelSpec& m, const std::string& field) const;
 
   // KV cache

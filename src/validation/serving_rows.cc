@@ -43,9 +43,7 @@ Result<RowSetup> read_setup(const TomlFields& f, const ModelSpec& m) {
   // LLM.generate) has no API server streaming its tokens.
   auto client = f.optional_string("client");
   if (!client) return client.error();
-  if (client->has_value() && **client != "server" && **client != "offline")
-    return make_error(f.field("client"), "must be server or offline");
-  if (client->value_or("server") == "offline") s.engine.frontend_seq_step_s = 0;
+  if (auto e = s.engine.use_client(client->value_or("server"), f.field("client"))) return *e;
   s.engine.quantized_matvec_sm_Bps = 0;
   s.engine.prefill_matmul_scale = 1;
   s.engine.per_query_head_kv_share = 1;
@@ -151,6 +149,16 @@ double pick(const Percentiles& p, const std::string& which) {
   return which == "p50" ? p.p50 : which == "p90" ? p.p90 : which == "p99" ? p.p99 : p.mean;
 }
 
+// How the run loaded the engine: a concurrency without a rate (or with "inf") is a closed loop of
+// clients, "inf" alone every request at once; `load` false, one batch or request.
+std::string load_kind(const toml::table& t, bool load) {
+  if (!load) return "batch";
+  const toml::node* rate = t.get("request_rate");
+  const bool burst = rate && rate->is_string();
+  if (t.contains("concurrency") && (!rate || burst)) return "concurrency";
+  return burst ? "burst" : "request_rate";
+}
+
 // Rows at a request rate ("inf": every request at once) or a client concurrency on a
 // continuous-batching engine: the load simulated on one replica.
 Result<double> simulated(const TomlFields& f, const RowSetup& s, const ModelSpec& m, const Gpu& gpu, const Efficiency& eff,
@@ -166,7 +174,7 @@ Result<double> simulated(const TomlFields& f, const RowSetup& s, const ModelSpec
   if (burst && rate->value<std::string>() != "inf") return make_error(f.field("request_rate"), "must be a number or \"inf\"");
   const double rps = rate && !burst ? rate->value<double>().value_or(0) : 0;
   if (rate && !burst && !(rps > 0)) return make_error(f.field("request_rate"), "must be positive");
-  const bool closed = f.table().contains("concurrency") && (!rate || burst);
+  const bool closed = load_kind(f.table(), true) == "concurrency";
   const int64_t users = std::max<int64_t>(1, s.req.concurrency / s.replicas);
   const int64_t count = std::clamp<int64_t>(*n > 0 ? *n / s.replicas : closed ? std::max<int64_t>(100, 8 * users) : 1000, 1, 4000);
   if (closed) {
@@ -252,16 +260,6 @@ std::string beats_peak(const RowSetup& s, const ModelSpec& m, const Gpu& gpu, co
                        "({:.0f} TFLOP/s x {}), so the row's shape is not the run's",
                        published, flops_per_s / per_token, gpu.id, peak / 1e12, s.w.par.tp);
   return "";
-}
-
-// How the run loaded the engine, as simulated() reads it: a concurrency without a rate (or with
-// "inf") is a closed loop of clients, "inf" alone every request at once.
-std::string load_kind(const toml::table& t, bool load) {
-  if (!load) return "batch";
-  const toml::node* rate = t.get("request_rate");
-  const bool burst = rate && rate->is_string();
-  if (t.contains("concurrency") && (!rate || burst)) return "concurrency";
-  return burst ? "burst" : "request_rate";
 }
 
 }  // namespace
