@@ -132,6 +132,7 @@ nlohmann::json stack_json(const Stack& s) {
           {"host_layer_pass_s", s.host_layer_pass_s},
           {"host_adapter_pass_s", s.host_adapter_pass_s},
           {"zero3_persistence_threshold", s.zero3_persistence_threshold},
+          {"zero3_module_hooks", s.zero3_module_hooks},
           {"partitioned_grads_reduce_each_micro_batch", s.partitioned_grads_reduce_each_micro_batch},
           {"zero3_prefetch_params", s.zero3_prefetch_params},
           {"zero3_prefetch_hidden_squares", s.zero3_prefetch_hidden_squares},

@@ -129,6 +129,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
         {"gpus", w.par.gpus()},
         {"stack", e.stack},
         {"host_layer_pass_s", e.host_layer_pass_s},
+        {"not_modelled", e.not_modelled},
         // ZeRO-3 under a stack with a fetch-ahead window: the window assumed, in elements.
         {"zero3_prefetch_params", w.par.zero >= 3 && prefetch_window ? nlohmann::json(*prefetch_window) : nlohmann::json(nullptr)},
         {"attention_kernel", attention},
@@ -224,6 +225,7 @@ int run_train(Context& ctx, const TrainFlags& f) {
   if (epoch_s > 0) fmt::print("one epoch   {} ({:.0f} tokens)\n", format_seconds(epoch_s), f.dataset_tokens);
   if (e.time_to_train_s) fmt::print("whole run   {} ({:.0f} GPU-hours)\n", format_seconds(*e.time_to_train_s), *e.gpu_hours);
   fmt::print("memory      {} per GPU{}\n", format_bytes(mem.nvidia_smi()), fits ? "" : " -- does NOT fit; see `gpuplan memory` or `gpuplan plan`");
+  for (const std::string& n : e.not_modelled) fmt::print("{}", fit_width("not modelled: " + n + "."));
   return 0;
 }
 

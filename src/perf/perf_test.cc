@@ -681,6 +681,26 @@ TEST(Training, LoraAdaptersAddTheirDispatchesToTheHostsTime) {
               7 * hf.host_adapter_pass_s * static_cast<double>(m.layers) * 2, 1e-9);
 }
 
+// DeepSpeed's ZeRO-3 runs Python hooks on every module and parameter that no measurement times: its
+// estimates say they leave them out. ZeRO-2, and FSDP's ZeRO-3, carry no such note.
+TEST(Training, DeepSpeedZeroThreeSaysItsHooksAreNotTimed) {
+  const ModelSpec m = preset("llama-2-7b");
+  const Gpu g = gpu("a100-80gb-sxm");
+  const Stack ds = stack("deepspeed");
+  ASSERT_TRUE(ds.zero3_module_hooks);
+  ASSERT_TRUE(stack("megatron-deepspeed").zero3_module_hooks);
+  Workload w = training(Task::full, 1, 256);
+  w.par.zero = 3;
+  const auto z3 = estimate_training(m, w, g, unfitted(g, ds), ds, default_cluster(g), {});
+  ASSERT_EQ(z3.not_modelled.size(), 1u);
+  EXPECT_NE(z3.not_modelled[0].find("ZeRO-3 Python hooks"), std::string::npos);
+  const Stack fsdp = stack("torchtitan");
+  EXPECT_FALSE(fsdp.zero3_module_hooks);
+  EXPECT_TRUE(estimate_training(m, w, g, unfitted(g, fsdp), fsdp, default_cluster(g), {}).not_modelled.empty());
+  w.par.zero = 2;
+  EXPECT_TRUE(estimate_training(m, w, g, unfitted(g, ds), ds, default_cluster(g), {}).not_modelled.empty());
+}
+
 // DeepSpeed reduces ZeRO-2's partitioned gradients at every micro-batch ("ZeRO stage >= 2
 // communicates during non gradient accumulation boundaries as well"), ZeRO-1's once a step: four
 // micro-batches a step expose four reductions under ZeRO-2 and one under ZeRO-1.

@@ -99,6 +99,8 @@ struct TrainingEstimate {
   std::string tp_link, dp_link, pp_link, ep_link, cp_link = "none";
   std::string stack;  // the software stack assumed
   double host_layer_pass_s = 0;  // the host's time a layer pass, adapters included (Stack::host_layer_pass_s)
+  // What the run does that the estimate leaves out, each a sentence (empty: nothing known).
+  std::vector<std::string> not_modelled;
 };
 
 // The FP8 recipe a run uses: the workload's, else the stack's first; nullptr when the stack offers

@@ -150,7 +150,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
   TomlFields f(t, where);
   if (auto s = f.only_keys({"id", "name", "covers", "attention", "fused_elementwise", "separate_projections", "default_recompute", "default_loss", "master_weights",
                             "op_recompute_matmul_share", "overlap_dp_grads", "overlap_param_gather", "overlap_tp", "keep_gathered_under_pp",
-                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "partitioned_grads_reduce_each_micro_batch", "frozen_weights_get_grads", "quantized_base_keeps_input", "qlora_quantizes_lm_head", "qlora_dequantized_copies", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "host_layer_pass_s", "host_adapter_pass_s", "zero3_persistence_threshold", "zero3_prefetch_params", "zero3_prefetch_hidden_squares", "source", "source_date", "notes"}))
+                            "pp_defers_grad_reduce", "accumulation_defers_grad_reduce", "partitioned_grads_reduce_each_micro_batch", "frozen_weights_get_grads", "quantized_base_keeps_input", "qlora_quantizes_lm_head", "qlora_dequantized_copies", "bf16_grads_in_fp32", "fused_optimizer", "autocast_fp32_weights", "eager_attention_bytes_per_score", "fp8_recipes", "fp8_param_all_gather", "host_optimizer_fraction", "host_layer_pass_s", "host_adapter_pass_s", "zero3_persistence_threshold", "zero3_module_hooks", "zero3_prefetch_params", "zero3_prefetch_hidden_squares", "source", "source_date", "notes"}))
     return *s;
   Stack s;
   if (auto e = read_text(f, {{"id", &s.id}, {"name", &s.name}, {"source", &s.source}, {"source_date", &s.source_date}},
@@ -185,6 +185,7 @@ Result<Stack> parse_stack(const toml::table& t, const std::string& where, const 
                                 std::tuple{"master_weights", &s.master_weights, true},
                                 std::tuple{"bf16_grads_in_fp32", &s.bf16_grads_in_fp32, false},
                                 std::tuple{"fused_optimizer", &s.fused_optimizer, true},
+                                std::tuple{"zero3_module_hooks", &s.zero3_module_hooks, false},
                                 std::tuple{"autocast_fp32_weights", &s.autocast_fp32_weights, false}}) {
     auto b = f.optional_boolean(key);
     if (!b) return b.error();

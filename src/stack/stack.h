@@ -133,6 +133,9 @@ struct Stack {
   // ZeRO-3 keeps parameter tensors smaller than this many elements whole on every rank (DeepSpeed's
   // stage3_param_persistence_threshold); 0: every tensor is sharded.
   int64_t zero3_persistence_threshold = 0;
+  // ZeRO-3 runs Python hooks on every submodule's forward and backward and on every parameter's
+  // gradient (DeepSpeed's); gpuplan does not time them, and says so in the estimate.
+  bool zero3_module_hooks = false;
   // ZeRO-3 fetches a module's parameters when the module starts and prefetches the next modules'
   // only up to this many elements ahead (DeepSpeed's stage3_prefetch_bucket_size): a module larger
   // than that waits for the rest of its gather. In elements, or, where zero3_prefetch_hidden_squares
