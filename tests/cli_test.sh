@@ -310,6 +310,12 @@ check infer_average_needs_emit 2 "--average-rps: needs --emit k8s" -- infer --mo
 check infer_average_above_peak 2 "--average-rps: must be above 0 and at most --rps" -- infer --model llama-3.1-8b --gpu l40s --rps 2 --average-rps 3 --emit k8s
 json_has plan_no_nvlink "d['excluded_by_link'] > 0 and d['best']['tp'] == 1" -- plan --model gpt2 --gpu rtx-3090 --gpus 2 --stack megatron --seq 1024 --no-nvlink --json
 json_has train_no_nvlink "d['links']['dp'] == 'PCIe'" -- train --model llama-2-7b --gpu rtx-3090 --gpus 2 --zero 3 --task qlora --no-nvlink --json
+# A node that wires less NVLink than the part offers (a V100 board without NVSwitch): --nvlink-gbps.
+json_has train_nvlink_gbps "d['nvlink_gbyte_s_per_gpu'] == 50" -- train --model llama-2-7b --gpu v100-32gb --gpus 4 --tp 4 --stack megatron --nvlink-gbps 50 --json
+check nvlink_gbps_negative 2 "--nvlink-gbps" -- train --model llama-2-7b --gpu v100-32gb --gpus 4 --tp 4 --nvlink-gbps -5
+check nvlink_gbps_infinite 2 "--nvlink-gbps" -- train --model llama-2-7b --gpu v100-32gb --gpus 4 --tp 4 --nvlink-gbps inf
+check nvlink_gbps_with_no_nvlink 2 "--nvlink-gbps: give --nvlink-gbps or --no-nvlink, not both" -- train --model llama-2-7b --gpu v100-32gb --gpus 4 --tp 4 --nvlink-gbps 50 --no-nvlink
+check nvlink_gbps_without_nvlink 2 "--nvlink-gbps: l4 has no NVLink" -- train --model llama-2-7b --gpu l4 --gpus 4 --tp 4 --nvlink-gbps 50
 json_has infer_chat_lengths "d['load']['requests'] == 200 and d['throughput_tokens_per_s'] > 0" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 50 --requests 200 --prompt 216 --output 197 --lengths chat --json
 check lengths_unknown 2 "--lengths: must be fixed or chat" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --lengths zipf
 check lengths_chat_too_long 2 "--lengths: chat lengths are capped" -- infer --model llama-3.1-8b --gpu h100-sxm --rps 5 --prompt 4096 --lengths chat

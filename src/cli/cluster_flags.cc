@@ -12,6 +12,7 @@ void add_cluster_flags(CLI::App& sub, ClusterFlags& c) {
   sub.add_option("--network-gbit-s,--network-gbps", c.network_gbps, "network bandwidth per GPU in Gbit/s (default: the NICs of the node the GPU ships in, gpus.toml node_network_gbps, else 400 IB; 25 for workstation/consumer)");
   sub.add_option("--fabric", c.fabric, "named inter-node fabric: ib-ndr, ib-hdr, roce-400, eth-400, eth-100, ... (`gpuplan fabrics`)");
   sub.add_flag("--no-nvlink", c.no_nvlink, "the cards have no NVLink (a PCIe card without its bridge): collectives in a node go over PCIe");
+  sub.add_option("--nvlink-gbps", c.nvlink_gbps, "NVLink bandwidth per GPU in GB/s, both directions together as datasheets give it, where the node wires less than the part offers (a board without NVSwitch) (default: the catalog's, `gpuplan gpus`)");
 }
 
 Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
@@ -24,6 +25,12 @@ Result<Cluster> make_cluster(const ClusterFlags& f, const Gpu& gpu) {
     c.network_source = Cluster::NetworkSource::flag;
   }
   c.nvlink = !f.no_nvlink;
+  if (auto s = require_finite(f.nvlink_gbps, "--nvlink-gbps", 0, 1e5)) return *s;
+  if (f.nvlink_gbps > 0) {
+    if (f.no_nvlink) return make_error("--nvlink-gbps", "give --nvlink-gbps or --no-nvlink, not both");
+    if (!gpu.has_nvlink()) return make_error("--nvlink-gbps", gpu.id + " has no NVLink; its collectives in a node go over PCIe");
+    c.nvlink_Bps = f.nvlink_gbps * 1e9;
+  }
   if (!f.fabric.empty()) {
     if (f.network_gbps > 0) return make_error("--fabric", "give --fabric or --network-gbps, not both");
     auto fabric = FabricCatalog::builtin().find(f.fabric);
@@ -47,6 +54,7 @@ std::string network_origin(const Cluster& c, const ClusterFlags& f, const Gpu& g
 
 nlohmann::json network_json(const Cluster& c, const ClusterFlags& f, const Gpu& gpu) {
   return {{"gpus_per_node", c.gpus_per_node},
+          {"nvlink_gbyte_s_per_gpu", c.nvlink && gpu.has_nvlink() ? (c.nvlink_Bps > 0 ? c.nvlink_Bps : gpu.interconnect_Bps) / 1e9 : 0},
           {"network_gbps_per_gpu", c.network_Bps * 8 / 1e9},
           {"network_origin", network_origin(c, f, gpu)}};
 }

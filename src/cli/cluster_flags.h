@@ -19,6 +19,7 @@ struct ClusterFlags {
   double network_gbps = 0;    // 0: the default network, or the fabric's
   std::string fabric;
   bool no_nvlink = false;
+  double nvlink_gbps = 0;     // 0: the GPU's NVLink figure
 };
 
 void add_cluster_flags(CLI::App& sub, ClusterFlags& c);

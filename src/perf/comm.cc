@@ -26,7 +26,7 @@ Link group_link(const Gpu& gpu, const Efficiency& eff, const Cluster& c, int64_t
   // NVLink bridges (PCIe cards) join pairs only; larger groups fall back to PCIe.
   const bool bridged_only = gpu.form_factor.find("PCIe") != std::string::npos;
   if (c.nvlink && gpu.has_nvlink() && !(bridged_only && ranks > 2))
-    return {"NVLink", gpu.interconnect_Bps / 2 * eff.nvlink_fraction, eff.collective_latency_s};
+    return {"NVLink", (c.nvlink_Bps > 0 ? c.nvlink_Bps : gpu.interconnect_Bps) / 2 * eff.nvlink_fraction, eff.collective_latency_s};
   return {"PCIe", gpu.pcie_Bps() * eff.pcie_fraction, eff.collective_latency_s};
 }
 

@@ -20,6 +20,10 @@ struct Cluster {
   // false: the cards' NVLink is not there (a PCIe card without its bridge); collectives in a node
   // go over PCIe.
   bool nvlink = true;
+  // NVLink per GPU, both directions together as datasheets give it, where the node has less than
+  // the part's (a board without NVSwitch, where a GPU reaches each peer over a few links only);
+  // 0: the GPU's own (gpus.toml interconnect_gbps).
+  double nvlink_Bps = 0;
 };
 
 // Default cluster for a GPU: 8 GPUs a node (or the part's NVLink domain, 72 GPUs for GB200/GB300

@@ -589,6 +589,26 @@ TEST(Training, ACardWithoutItsBridgeTalksOverPcie) {
   EXPECT_GT(b.breakdown.dp_comm_total_s, 1.7 * a.breakdown.dp_comm_total_s);
 }
 
+// A node that wires less NVLink than the part offers (BigScience's Jean Zay V100 boards: "50GBps
+// intra-node connections" against the DGX-2's 300): tensor-parallel all-reduces take six times as
+// long over it, the link still NVLink.
+TEST(Training, ANodeWithLessNvlinkSlowsTensorParallelCollectives) {
+  Workload w;
+  w.task = Task::pretrain;
+  w.par.tp = 4;
+  w.seq = 2048;
+  const Gpu g = gpu("v100-32gb");
+  Cluster full = default_cluster(g), thin = full;
+  thin.nvlink_Bps = 50e9;
+  const Efficiency e = EfficiencyTable::builtin().without_fit().for_gpu(g, megatron());
+  const auto a = estimate_training(preset("llama-2-7b"), w, g, e, megatron(), full, {});
+  const auto b = estimate_training(preset("llama-2-7b"), w, g, e, megatron(), thin, {});
+  EXPECT_EQ(b.tp_link, "NVLink");
+  const Link wide = group_link(g, e, full, 4, 1), narrow = group_link(g, e, thin, 4, 1);
+  EXPECT_NEAR(wide.busbw_Bps / narrow.busbw_Bps, 6.0, 1e-9);
+  EXPECT_GT(b.step_time_s, a.step_time_s);
+}
+
 // QLoRA under FSDP gathers the stored NF4 weights, about a quarter of LoRA's bf16 bytes.
 TEST(Training, QloraGathersFourBitWeights) {
   Workload w;

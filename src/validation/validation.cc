@@ -376,6 +376,10 @@ Result<ValidationRow> run_row(const Ctx& c, const std::string& table, const toml
   auto nvlink = f.optional_boolean("nvlink");
   if (!nvlink) return nvlink.error();
   if (*nvlink) cluster.nvlink = **nvlink;
+  // What the publication says its node's NVLink gives a GPU, where its board wires less than the part.
+  auto nvlink_gbps = f.optional_number_between("nvlink_gbps", 1, 1e5);
+  if (!nvlink_gbps) return nvlink_gbps.error();
+  if (*nvlink_gbps) cluster.nvlink_Bps = **nvlink_gbps * 1e9;
 
   if (section == "serving") return serving_row(t, where, *m, *gpu, eff, row);
   if (section == "operation") {
