@@ -310,7 +310,7 @@ TEST(FittedParameters, RejectsOutOfRangeValuesAndUnknownKeys) {
 }
 
 // The headline of `gpuplan validate`. Issue 9 targets 15% (training throughput) and 12% (training
-// memory) leave one publication out; the table of 495 + 117 published rows reaches 13.2% and 8.6%
+// memory) leave one publication out; the table of 502 + 117 published rows reaches 13.2% and 8.6%
 // today (the README says so and lists the worst stacks, DeepSpeed and Megatron-DeepSpeed).
 // These bounds guard against regressions from there; lower them as the model improves.
 TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
@@ -325,10 +325,11 @@ TEST(CrossValidation, HeldOutPublicationsScoredWithinTodaysError) {
   EXPECT_GE(t.rows, 150);
   EXPECT_GE(t.publications, 15);
   EXPECT_GE(m.publications, 10);
-  // 13.5% today: 58 rows of four publications gathered in session 22 (Qwen's short-sequence runs
-  // and BigScience's V100 runs among them) raised it from 11.5%, and session 27's Megatron-DeepSpeed
-  // rows (BigScience's tr1-13B on V100s, AuroraGPT-7B on Polaris) from 13.2%.
-  EXPECT_LE(t.mape, 0.14);
+  // 13.2% today (13.5% before session 28 gave Jean Zay's V100 rows the 50 GB/s NVLink their
+  // publisher states): 58 rows of four publications gathered in session 22 (Qwen's short-sequence
+  // runs and BigScience's V100 runs among them) raised it from 11.5%, and session 27's
+  // Megatron-DeepSpeed rows (BigScience's tr1-13B on V100s, AuroraGPT-7B on Polaris) from 13.2%.
+  EXPECT_LE(t.mape, 0.135);
   // 8.6% today, over 20 more rows from two publications gathered in session 23.
   EXPECT_LE(m.mape, 0.09);
   // The Hugging Face stack meets the per-stack target since eager hosts set a floor (14.0% today).
