@@ -312,6 +312,7 @@ json_has plan_no_nvlink "d['excluded_by_link'] > 0 and d['best']['tp'] == 1" -- 
 json_has train_no_nvlink "d['links']['dp'] == 'PCIe'" -- train --model llama-2-7b --gpu rtx-3090 --gpus 2 --zero 3 --task qlora --no-nvlink --json
 # A node that wires less NVLink than the part offers (a V100 board without NVSwitch): --nvlink-gbps.
 json_has train_nvlink_gbps "d['nvlink_gbyte_s_per_gpu'] == 50" -- train --model llama-2-7b --gpu v100-32gb --gpus 4 --tp 4 --stack megatron --nvlink-gbps 50 --json
+json_has infer_nvlink_gbps "d['nvlink_gbyte_s_per_gpu'] == 50 and d['gpus_per_node'] == 8" -- infer --model llama-3.1-70b --gpu v100-32gb --gpus 8 --tp 8 --nvlink-gbps 50 --json
 check nvlink_gbps_negative 2 "--nvlink-gbps" -- train --model llama-2-7b --gpu v100-32gb --gpus 4 --tp 4 --nvlink-gbps -5
 check nvlink_gbps_infinite 2 "--nvlink-gbps" -- train --model llama-2-7b --gpu v100-32gb --gpus 4 --tp 4 --nvlink-gbps inf
 check nvlink_gbps_with_no_nvlink 2 "--nvlink-gbps: give --nvlink-gbps or --no-nvlink, not both" -- train --model llama-2-7b --gpu v100-32gb --gpus 4 --tp 4 --nvlink-gbps 50 --no-nvlink

@@ -478,6 +478,8 @@ int run_infer(Context& ctx, InferFlags f) {
                         {"kv_cache_replication", im.kv_replication},
                         {"engine_memory_fraction", im.memory_fraction},
                         {"engine_weight_bytes", im.weight_bytes_per_gpu}};
+    // The links the tensor-parallel collectives cross, as train and plan name them.
+    j.update(network_json(*cluster, f.cluster, gpu));
     if (sim) {
       j["latency"] = {{"ttft_s", percentiles_json(sim->ttft_s)}, {"tpot_s", percentiles_json(sim->tpot_s)},
                       {"e2e_s", percentiles_json(sim->e2e_s)}};
