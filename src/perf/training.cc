@@ -443,8 +443,8 @@ TrainingEstimate estimate_training(const ModelSpec& m, const Workload& w, const 
   if (w.par.zero >= 3 && stack.zero3_module_hooks)
     e.not_modelled.push_back(
         "DeepSpeed's ZeRO-3 Python hooks on every module and parameter are not timed: where the GPU's work a layer pass "
-        "is short (small models, short sequences) published runs take up to 2-3x this estimate (Qwen's README: 1.8B and "
-        "7B full fine-tunes at 256-1,024 tokens a sequence)");
+        "is short (small models, short sequences) a step can take several times this estimate (Qwen's README full "
+        "fine-tunes at 256-1,024 tokens a sequence; the README's Accuracy section gives the figures)");
 
   // ---- Throughput and utilisation -------------------------------------------------------------
   e.tokens_per_step = static_cast<double>(e.global_batch * w.seq);
