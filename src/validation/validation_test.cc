@@ -406,4 +406,26 @@ TEST(PerformanceValidation, AMemoryRowOfARunThatWasNotAsDescribedIsKeptUnscored)
   EXPECT_EQ(possible->rows.size(), 2u);
 }
 
+
+// A row may state the NVLink its node gives a GPU where the board wires less than the part
+// (`nvlink_gbps`, as datasheets count it): a tensor-parallel run then takes longer; a value
+// outside 1 to 100,000 GB/s is refused, naming the key.
+TEST(PerformanceValidation, ATrainingRowMayStateItsNodesNvlink) {
+  auto table = [](const std::string& extra) {
+    return "[[training]]\nwhat = \"7B at TP 4 on V100s\"\npublication = \"test-a\"\nstack = \"megatron\"\n"
+           "model = \"llama-2-7b\"\ngpu = \"v100-32gb\"\ntask = \"pretrain\"\ngpus = 4\ntp = 4\nmicro_batch = 1\n"
+           "global_batch = 8\nseq = 2048\nprecision = \"fp16\"\nsource = \"test\"\nmetric = \"step_time_s\"\npublished = 10\n" +
+           extra;
+  };
+  auto full = run_validation(table(""), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  auto thin = run_validation(table("nvlink_gbps = 50\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_TRUE(full && thin);
+  ASSERT_EQ(full->rows.size(), 1u);
+  ASSERT_EQ(thin->rows.size(), 1u);
+  EXPECT_GT(thin->rows[0].predicted, full->rows[0].predicted);
+  auto bad = run_validation(table("nvlink_gbps = 0\n"), "t", Catalog::builtin(), EfficiencyTable::builtin());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().field.find("nvlink_gbps"), std::string::npos);
+}
+
 }  // namespace gpuplan
