@@ -164,11 +164,11 @@ struct Engine {
   std::string attention_dp_refusal(const ModelSpec& m) const;
   // Lays `w` out attention data-parallel as this engine runs it (experts over ep = tp unless given);
   // fails, naming `field`, where the engine offers no such layout or `m` cannot take it.
+  Status use_attention_dp(Workload& w, const ModelSpec& m, const std::string& field) const;
   // The engine as a client of kind `client` meets it: "server" through its API server, as recorded;
   // "offline" driven from Python in its own process (vLLM's benchmark_throughput, LLM.generate),
   // with no frontend between them. Anything else is an error naming `field`.
   Status use_client(const std::string& client, const std::string& field);
-  Status use_attention_dp(Workload& w, const ModelSpec& m, const std::string& field) const;
 
   // KV cache
   double gpu_memory_utilization = 0.9;  // share of the card the engine budgets (weights + KV + peak)

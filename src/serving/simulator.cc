@@ -68,6 +68,7 @@ class Simulation {
  private:
   void release_arrivals();
   bool can_admit_next() const;
+  int64_t blocks_to_admit(const Live& r, int64_t cached, int64_t want) const;
   void take_in(size_t id);
   void through_frontend();
   void admit_next_of_user(double at);
@@ -236,6 +237,13 @@ void Simulation::finish(const Live& r) {
   if (load_.users > 0) admit_next_of_user(now_ + rng_.exponential(load_.think_time_s));
 }
 
+// The KV blocks a waiting request holds once admitted with `cached` tokens found and `want` more
+// prefilled: those, or, reserving outputs, its whole request's.
+int64_t Simulation::blocks_to_admit(const Live& r, int64_t cached, int64_t want) const {
+  const SimRequest& q = load_.requests[r.id];
+  return blocks_for(s_.reserve_output_kv ? q.prompt_tokens + q.output_tokens : cached + want, s_.kv_block_tokens);
+}
+
 // Whether the head of the queue could be admitted now: a sequence slot and the KV blocks its first
 // chunk (or, reserving outputs, its whole request) needs.
 bool Simulation::can_admit_next() const {
@@ -243,9 +251,7 @@ bool Simulation::can_admit_next() const {
   const Live& r = waiting_.front();
   const int64_t cached = cached_if_admitted(r), left = r.prefill_left - (cached - r.cached);
   const int64_t want = s_.chunked_prefill ? std::min(left, s_.max_batched_tokens) : left;
-  const SimRequest& q = load_.requests[r.id];
-  const int64_t need = blocks_for(s_.reserve_output_kv ? q.prompt_tokens + q.output_tokens : cached + want, s_.kv_block_tokens);
-  return used_blocks_ + need <= capacity_blocks_;
+  return used_blocks_ + blocks_to_admit(r, cached, want) <= capacity_blocks_;
 }
 
 // One iteration of a continuous-batching scheduler under a token budget: running requests first
@@ -311,8 +317,7 @@ Status Simulation::continuous_step() {
         if (!chunks.empty()) break;
         want = left;  // an unchunked prompt longer than the budget runs alone
       }
-      const SimRequest& q = load_.requests[r.id];
-      const int64_t need = blocks_for(s_.reserve_output_kv ? q.prompt_tokens + q.output_tokens : cached + want, s_.kv_block_tokens);
+      const int64_t need = blocks_to_admit(r, cached, want);
       // Blocks still holding this request's tokens are among the free ones: they count once.
       if (used_blocks_ + need > capacity_blocks_) break;
       waiting_.pop_front();
